@@ -1,0 +1,24 @@
+//! The Ruby face of window_machines_core: converts values, maps the core's
+//! errors onto the gem's Ruby classes and checks frozen state. Every
+//! windowing rule lives in the core.
+
+mod convert;
+mod errors;
+mod sessions;
+mod watermark;
+mod windows;
+
+use magnus::{Error, Ruby};
+
+#[magnus::init]
+fn init(ruby: &Ruby) -> Result<(), Error> {
+    // No global mutable state: the error classes are written once, here,
+    // and every object's state belongs to its own Ractor.
+    unsafe { rb_sys::rb_ext_ractor_safe(true) };
+    let module = ruby.define_module("WindowMachines")?;
+    errors::load(module)?;
+    windows::define(module)?;
+    watermark::define(ruby, module)?;
+    sessions::define(ruby, module)?;
+    Ok(())
+}

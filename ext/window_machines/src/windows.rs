@@ -1,0 +1,37 @@
+//! `WindowMachines.tumbling` and `WindowMachines.sliding`.
+
+use magnus::{function, Error, RArray, RModule, Ruby, Value};
+use window_machines_core::{sliding, tumbling};
+
+use crate::convert::{to_u64, window_array};
+use crate::errors::refused;
+
+fn tumbling_window(ruby: &Ruby, timestamp: Value, size: Value) -> Result<RArray, Error> {
+    let timestamp = to_u64(ruby, "timestamp", timestamp)?;
+    let size = to_u64(ruby, "size", size)?;
+    let window = tumbling(timestamp, size).map_err(|error| refused(ruby, error))?;
+    Ok(window_array(ruby, window))
+}
+
+fn sliding_windows(
+    ruby: &Ruby,
+    timestamp: Value,
+    width: Value,
+    slide: Value,
+) -> Result<RArray, Error> {
+    let timestamp = to_u64(ruby, "timestamp", timestamp)?;
+    let width = to_u64(ruby, "width", width)?;
+    let slide = to_u64(ruby, "slide", slide)?;
+    let windows = sliding(timestamp, width, slide).map_err(|error| refused(ruby, error))?;
+    let array = ruby.ary_new_capa(windows.len());
+    for window in windows {
+        array.push(window_array(ruby, window))?;
+    }
+    Ok(array)
+}
+
+pub fn define(module: RModule) -> Result<(), Error> {
+    module.define_module_function("tumbling", function!(tumbling_window, 2))?;
+    module.define_module_function("sliding", function!(sliding_windows, 3))?;
+    Ok(())
+}

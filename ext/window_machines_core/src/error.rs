@@ -1,0 +1,85 @@
+use std::fmt;
+
+/// Every way a call into the core can be refused.
+///
+/// The core never wraps, saturates or truncates a returned value: when a
+/// result does not fit it says so here instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Error {
+    /// A size, width, slide or gap of zero: a window or gap that holds nothing.
+    ZeroLength { name: &'static str },
+    /// A window whose end would lie past `u64::MAX`.
+    EndOverflow { start: u64, length: u64 },
+    /// A window given with its start after its finish.
+    StartAfterFinish { start: u64, finish: u64 },
+    /// An event at or below the watermark: it may belong to a window that
+    /// was already reported, so it is refused rather than misfiled.
+    Late { timestamp: u64, watermark: u64 },
+    /// A width-to-slide ratio that would put a timestamp in too many windows.
+    TooManyWindows { width: u64, slide: u64 },
+    /// A new session when the tracker already holds its limit.
+    TooManySessions { limit: usize },
+}
+
+/// The broad class of an [`Error`], which bindings map onto their own
+/// exception hierarchy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The arguments contradict each other or the call's rules.
+    Argument,
+    /// A value or result outside what can be represented.
+    Range,
+    /// An event at or below the watermark.
+    Late,
+    /// A fixed capacity would be exceeded.
+    Capacity,
+}
+
+impl Error {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::ZeroLength { .. } | Error::StartAfterFinish { .. } => ErrorKind::Argument,
+            Error::EndOverflow { .. } => ErrorKind::Range,
+            Error::Late { .. } => ErrorKind::Late,
+            Error::TooManyWindows { .. } | Error::TooManySessions { .. } => ErrorKind::Capacity,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Error::ZeroLength { name } => write!(f, "{name} must be positive, got 0"),
+            Error::EndOverflow { start, length } => write!(
+                f,
+                "window end {start} + {length} is past 2**64-1"
+            ),
+            Error::StartAfterFinish { start, finish } => write!(
+                f,
+                "start must not be after finish, got start {start} and finish {finish}"
+            ),
+            Error::Late {
+                timestamp,
+                watermark,
+            } => write!(
+                f,
+                "late event: timestamp {timestamp} is at or below the watermark {watermark}"
+            ),
+            Error::TooManyWindows { width, slide } => write!(
+                f,
+                "width {width} with slide {slide} puts a timestamp in up to {} windows, more than {}",
+                width.div_ceil(slide),
+                crate::MAX_SLIDING_WINDOWS
+            ),
+            Error::TooManySessions { limit } => write!(
+                f,
+                "a new session would exceed the {limit} sessions held at once; \
+                 advance the watermark and take_closed to make room"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,13 @@
+//! Event-time windowing rules: which windows a timestamp belongs to, when a
+//! window has waited long enough for stragglers, and how bursts of events
+//! group into sessions. Plain Rust, no I/O, no clock, no payloads.
+
+mod error;
+mod sessions;
+mod watermark;
+mod window;
+
+pub use error::{Error, ErrorKind, Result};
+pub use sessions::{Insertion, Replaced, Sessions, Span, MAX_SESSIONS};
+pub use watermark::Watermark;
+pub use window::{sliding, tumbling, SlidingWindows, Window, MAX_SLIDING_WINDOWS};

@@ -1,0 +1,387 @@
+use crate::error::{Error, Result};
+use crate::watermark::Watermark;
+
+/// The most sessions one tracker holds, open or closed, until handed over.
+pub const MAX_SESSIONS: usize = 32;
+
+/// A session: the timestamps of its first and last events, both inclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Span {
+    pub first: u64,
+    pub last: u64,
+}
+
+impl Span {
+    pub fn at(timestamp: u64) -> Span {
+        Span {
+            first: timestamp,
+            last: timestamp,
+        }
+    }
+
+    /// Whether an event at `timestamp` is at most `gap` away from this span.
+    fn reaches(&self, timestamp: u64, gap: u64) -> bool {
+        self.first.saturating_sub(gap) <= timestamp && timestamp <= self.last.saturating_add(gap)
+    }
+
+    fn covering(self, timestamp: u64) -> Span {
+        Span {
+            first: self.first.min(timestamp),
+            last: self.last.max(timestamp),
+        }
+    }
+}
+
+/// The held spans an insert replaced, oldest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replaced {
+    /// A new session, or an event inside an existing one.
+    Nothing,
+    /// One session grew to take the event in.
+    One(Span),
+    /// The event bridged two sessions, which merged.
+    Two(Span, Span),
+}
+
+/// What an insert did: the span the event ended up in, and what it replaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Insertion {
+    pub span: Span,
+    pub replaced: Replaced,
+}
+
+/// Sessions of activity separated by more than `gap` of silence, under a watermark.
+///
+/// Held spans are sorted, disjoint and more than `gap` apart. A span is
+/// closed once `last + gap` is at or below the watermark; since only events
+/// above the watermark are admitted, a closed span can never grow again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sessions {
+    gap: u64,
+    watermark: Watermark,
+    spans: Vec<Span>,
+}
+
+impl Default for Sessions {
+    /// An empty tracker with gap 1: a placeholder for bindings that allocate
+    /// before they initialise.
+    fn default() -> Sessions {
+        Sessions {
+            gap: 1,
+            watermark: Watermark::default(),
+            spans: Vec::new(),
+        }
+    }
+}
+
+impl Sessions {
+    pub fn new(gap: u64) -> Result<Sessions> {
+        if gap == 0 {
+            return Err(Error::ZeroLength { name: "gap" });
+        }
+        Ok(Sessions {
+            gap,
+            ..Sessions::default()
+        })
+    }
+
+    pub fn gap(&self) -> u64 {
+        self.gap
+    }
+
+    pub fn watermark(&self) -> Option<u64> {
+        self.watermark.value()
+    }
+
+    /// Held spans, oldest first.
+    pub fn spans(&self) -> &[Span] {
+        &self.spans
+    }
+
+    /// Heap memory the tracker owns, beyond its own size.
+    pub fn heap_bytes(&self) -> usize {
+        self.spans.capacity() * std::mem::size_of::<Span>()
+    }
+
+    /// Puts an event at `timestamp` into its session: a new one, one that
+    /// grows, or two that merge. A refused insert changes nothing.
+    pub fn insert(&mut self, timestamp: u64) -> Result<Insertion> {
+        self.watermark.admit(timestamp)?;
+        let gap = self.gap;
+        // Spans are sorted and more than gap apart, so their reaches are too:
+        // only the first span reaching up to timestamp and its successor can
+        // take the event in.
+        let index = self
+            .spans
+            .partition_point(|span| span.last.saturating_add(gap) < timestamp);
+        let joins = |index: usize| {
+            self.spans
+                .get(index)
+                .copied()
+                .filter(|span| span.reaches(timestamp, gap))
+        };
+        match (joins(index), joins(index + 1)) {
+            (None, _) => self.open(index, timestamp),
+            (Some(older), Some(newer)) => {
+                let span = Span {
+                    first: older.first,
+                    last: newer.last,
+                };
+                self.spans.splice(index..=index + 1, [span]);
+                Ok(Insertion {
+                    span,
+                    replaced: Replaced::Two(older, newer),
+                })
+            }
+            (Some(held), None) => {
+                let span = held.covering(timestamp);
+                if span == held {
+                    return Ok(Insertion {
+                        span,
+                        replaced: Replaced::Nothing,
+                    });
+                }
+                if let Some(slot) = self.spans.get_mut(index) {
+                    *slot = span;
+                }
+                Ok(Insertion {
+                    span,
+                    replaced: Replaced::One(held),
+                })
+            }
+        }
+    }
+
+    fn open(&mut self, index: usize, timestamp: u64) -> Result<Insertion> {
+        if self.spans.len() >= MAX_SESSIONS {
+            return Err(Error::TooManySessions {
+                limit: MAX_SESSIONS,
+            });
+        }
+        // Doubling from one keeps a small tracker small: Vec would start at four.
+        if self.spans.len() == self.spans.capacity() {
+            self.spans.reserve_exact(self.spans.len().max(1));
+        }
+        let span = Span::at(timestamp);
+        self.spans.insert(index, span);
+        Ok(Insertion {
+            span,
+            replaced: Replaced::Nothing,
+        })
+    }
+
+    /// Moves the watermark forward; says whether it moved.
+    pub fn advance_watermark(&mut self, timestamp: u64) -> bool {
+        self.watermark.advance(timestamp)
+    }
+
+    fn is_closed(&self, span: &Span) -> bool {
+        self.watermark.has_passed(span.last, self.gap)
+    }
+
+    /// Removes and returns the oldest closed span.
+    pub fn take_closed(&mut self) -> Option<Span> {
+        // Spans close in order (last + gap grows with the index), so a closed
+        // span, if any, is the first.
+        let oldest = *self.spans.first()?;
+        if !self.is_closed(&oldest) {
+            return None;
+        }
+        self.spans.remove(0);
+        Some(oldest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAX: u64 = u64::MAX;
+
+    fn span(first: u64, last: u64) -> Span {
+        Span { first, last }
+    }
+
+    fn inserted(sessions: &mut Sessions, timestamp: u64) -> Span {
+        sessions.insert(timestamp).unwrap().span
+    }
+
+    #[test]
+    fn readme_walkthrough() {
+        let mut sessions = Sessions::new(5).unwrap();
+        assert_eq!(inserted(&mut sessions, 10), span(10, 10));
+        assert_eq!(inserted(&mut sessions, 15), span(10, 15));
+        assert_eq!(inserted(&mut sessions, 30), span(30, 30));
+        assert_eq!(inserted(&mut sessions, 21), span(21, 21));
+        assert_eq!(inserted(&mut sessions, 26), span(21, 30));
+        assert!(sessions.advance_watermark(25));
+        assert_eq!(sessions.take_closed(), Some(span(10, 15)));
+        assert_eq!(sessions.take_closed(), None);
+        assert!(sessions.advance_watermark(40));
+        assert_eq!(sessions.take_closed(), Some(span(21, 30)));
+        assert_eq!(
+            sessions.insert(40),
+            Err(Error::Late {
+                timestamp: 40,
+                watermark: 40
+            })
+        );
+    }
+
+    #[test]
+    fn zero_gap_is_refused() {
+        assert_eq!(Sessions::new(0), Err(Error::ZeroLength { name: "gap" }));
+    }
+
+    #[test]
+    fn insert_reports_what_it_replaced() {
+        let mut sessions = Sessions::new(5).unwrap();
+        assert_eq!(sessions.insert(10).unwrap().replaced, Replaced::Nothing);
+        assert_eq!(
+            sessions.insert(14).unwrap().replaced,
+            Replaced::One(span(10, 10))
+        );
+        assert_eq!(
+            sessions.insert(6).unwrap().replaced,
+            Replaced::One(span(10, 14))
+        );
+        assert_eq!(sessions.insert(12).unwrap().replaced, Replaced::Nothing);
+        sessions.insert(20).unwrap();
+        assert_eq!(
+            sessions.insert(17),
+            Ok(Insertion {
+                span: span(6, 20),
+                replaced: Replaced::Two(span(6, 14), span(20, 20))
+            })
+        );
+        assert_eq!(sessions.spans(), &[span(6, 20)]);
+    }
+
+    #[test]
+    fn exactly_one_gap_apart_joins_and_one_more_does_not() {
+        let mut sessions = Sessions::new(5).unwrap();
+        sessions.insert(10).unwrap();
+        assert_eq!(inserted(&mut sessions, 5), span(5, 10));
+        assert_eq!(inserted(&mut sessions, 16), span(16, 16));
+        assert_eq!(sessions.spans(), &[span(5, 10), span(16, 16)]);
+    }
+
+    #[test]
+    fn gap_one_joins_neighbours_only() {
+        let mut sessions = Sessions::new(1).unwrap();
+        sessions.insert(0).unwrap();
+        sessions.insert(2).unwrap();
+        assert_eq!(sessions.spans().len(), 2);
+        assert_eq!(inserted(&mut sessions, 1), span(0, 2));
+    }
+
+    #[test]
+    fn gap_of_the_whole_domain_joins_everything() {
+        let mut sessions = Sessions::new(MAX).unwrap();
+        sessions.insert(MAX).unwrap();
+        assert_eq!(inserted(&mut sessions, 0), span(0, MAX));
+        assert_eq!(sessions.spans().len(), 1);
+        assert!(sessions.advance_watermark(MAX - 1));
+        assert_eq!(sessions.take_closed(), None);
+        assert!(sessions.advance_watermark(MAX));
+        assert_eq!(sessions.take_closed(), Some(span(0, MAX)));
+    }
+
+    #[test]
+    fn timestamps_at_both_ends_of_the_domain() {
+        let mut sessions = Sessions::new(3).unwrap();
+        assert_eq!(inserted(&mut sessions, 0), span(0, 0));
+        assert_eq!(inserted(&mut sessions, MAX), span(MAX, MAX));
+        assert_eq!(inserted(&mut sessions, MAX - 3), span(MAX - 3, MAX));
+        assert!(sessions.advance_watermark(MAX - 1));
+        assert_eq!(sessions.take_closed(), Some(span(0, 0)));
+        // MAX + 3 counts as MAX, which the watermark has not reached.
+        assert_eq!(sessions.take_closed(), None);
+        assert!(sessions.advance_watermark(MAX));
+        assert_eq!(sessions.take_closed(), Some(span(MAX - 3, MAX)));
+    }
+
+    #[test]
+    fn closing_is_exact_near_the_top() {
+        let mut sessions = Sessions::new(10).unwrap();
+        sessions.insert(MAX - 20).unwrap();
+        sessions.advance_watermark(MAX - 11);
+        assert_eq!(sessions.take_closed(), None);
+        sessions.advance_watermark(MAX - 10);
+        assert_eq!(sessions.take_closed(), Some(span(MAX - 20, MAX - 20)));
+    }
+
+    #[test]
+    fn capacity_refuses_a_new_session_but_not_growth() {
+        let mut sessions = Sessions::new(5).unwrap();
+        for n in 0..MAX_SESSIONS as u64 {
+            sessions.insert(n * 10).unwrap();
+        }
+        let before = sessions.clone();
+        assert_eq!(
+            sessions.insert(1000),
+            Err(Error::TooManySessions {
+                limit: MAX_SESSIONS
+            })
+        );
+        assert_eq!(sessions, before);
+        assert_eq!(inserted(&mut sessions, 1), span(0, 1));
+        assert_eq!(inserted(&mut sessions, 310), span(310, 310));
+        assert_eq!(inserted(&mut sessions, 15), span(10, 20));
+        assert_eq!(sessions.spans().len(), MAX_SESSIONS - 1);
+        assert_eq!(inserted(&mut sessions, 1000), span(1000, 1000));
+        assert!(sessions.insert(2000).is_err());
+        sessions.advance_watermark(6);
+        assert_eq!(sessions.take_closed(), Some(span(0, 1)));
+        assert_eq!(inserted(&mut sessions, 2000), span(2000, 2000));
+    }
+
+    #[test]
+    fn late_insert_changes_nothing() {
+        let mut sessions = Sessions::new(5).unwrap();
+        sessions.insert(10).unwrap();
+        sessions.advance_watermark(12);
+        let before = sessions.clone();
+        assert!(sessions.insert(12).is_err());
+        assert!(sessions.insert(0).is_err());
+        assert_eq!(sessions, before);
+        // Still open: 10 + 5 is past 12, and 13 may still join it.
+        assert_eq!(inserted(&mut sessions, 13), span(10, 13));
+    }
+
+    #[test]
+    fn take_closed_hands_over_oldest_first_until_none() {
+        let mut sessions = Sessions::new(2).unwrap();
+        for timestamp in [1, 10, 20, 30] {
+            sessions.insert(timestamp).unwrap();
+        }
+        sessions.advance_watermark(22);
+        assert_eq!(sessions.take_closed(), Some(span(1, 1)));
+        assert_eq!(sessions.take_closed(), Some(span(10, 10)));
+        assert_eq!(sessions.take_closed(), Some(span(20, 20)));
+        assert_eq!(sessions.take_closed(), None);
+        assert_eq!(sessions.spans(), &[span(30, 30)]);
+    }
+
+    #[test]
+    fn nothing_closes_without_a_watermark() {
+        let mut sessions = Sessions::new(1).unwrap();
+        sessions.insert(0).unwrap();
+        assert_eq!(sessions.take_closed(), None);
+    }
+
+    #[test]
+    fn heap_grows_by_doubling_from_one() {
+        let mut sessions = Sessions::new(1).unwrap();
+        assert_eq!(sessions.heap_bytes(), 0);
+        sessions.insert(0).unwrap();
+        assert_eq!(sessions.heap_bytes(), std::mem::size_of::<Span>());
+        for n in 1..MAX_SESSIONS as u64 {
+            sessions.insert(n * 10).unwrap();
+        }
+        assert_eq!(
+            sessions.heap_bytes(),
+            MAX_SESSIONS * std::mem::size_of::<Span>()
+        );
+    }
+}

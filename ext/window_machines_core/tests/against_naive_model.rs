@@ -1,0 +1,191 @@
+//! Random operation sequences against naive models written from the contract
+//! in u128 arithmetic, so no saturating shortcut of the core is reused.
+
+use proptest::prelude::*;
+use window_machines_core::{
+    sliding, tumbling, Error, Replaced, Sessions, Span, Window, MAX_SESSIONS, MAX_SLIDING_WINDOWS,
+};
+
+const TOP: u128 = u64::MAX as u128;
+
+#[derive(Debug, Default)]
+struct NaiveSessions {
+    gap: u128,
+    watermark: Option<u128>,
+    spans: Vec<(u128, u128)>,
+}
+
+impl NaiveSessions {
+    fn insert(&mut self, ts: u128) -> Option<(u128, u128)> {
+        if self.watermark.is_some_and(|w| ts <= w) {
+            return None;
+        }
+        let gap = self.gap;
+        let (joined, kept): (Vec<(u128, u128)>, Vec<(u128, u128)>) = self
+            .spans
+            .iter()
+            .partition(|&&(first, last)| first <= ts + gap && ts <= last + gap);
+        if joined.is_empty() && self.spans.len() >= MAX_SESSIONS {
+            return None;
+        }
+        let first = joined.iter().map(|s| s.0).chain([ts]).min()?;
+        let last = joined.iter().map(|s| s.1).chain([ts]).max()?;
+        self.spans = kept;
+        self.spans.push((first, last));
+        self.spans.sort();
+        Some((first, last))
+    }
+
+    fn take_closed(&mut self) -> Option<(u128, u128)> {
+        let watermark = self.watermark?;
+        let position = self
+            .spans
+            .iter()
+            .position(|&(_, last)| (last + self.gap).min(TOP) <= watermark)?;
+        Some(self.spans.remove(position))
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(u64),
+    Advance(u64),
+    Take,
+}
+
+/// Timestamps that cluster (so sessions grow and merge) at both ends of the domain.
+fn timestamp() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        0u64..200,
+        (0u64..200).prop_map(|d| u64::MAX - d),
+        (0u64..200).prop_map(|d| (1 << 40) + d),
+        any::<u64>(),
+    ]
+}
+
+fn gap() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(1u64),
+        Just(2u64),
+        1u64..40,
+        Just(u64::MAX),
+        (0u64..3).prop_map(|d| u64::MAX - d),
+        (1u64..3).prop_map(|d| 1 << 63 >> d),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => timestamp().prop_map(Op::Insert),
+        1 => timestamp().prop_map(Op::Advance),
+        2 => Just(Op::Take),
+    ]
+}
+
+fn wide(span: Span) -> (u128, u128) {
+    (span.first as u128, span.last as u128)
+}
+
+fn assert_invariants(sessions: &Sessions) {
+    let spans = sessions.spans();
+    let gap = sessions.gap() as u128;
+    assert!(spans.len() <= MAX_SESSIONS);
+    for span in spans {
+        assert!(span.first <= span.last);
+    }
+    for pair in spans.windows(2) {
+        assert!(pair[1].first as u128 > pair[0].last as u128 + gap, "{pair:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn sessions_match_the_naive_model(gap in gap(), ops in prop::collection::vec(op(), 1..200)) {
+        let mut sessions = Sessions::new(gap).unwrap();
+        let mut model = NaiveSessions { gap: gap as u128, ..NaiveSessions::default() };
+        for op in ops {
+            match op {
+                Op::Insert(ts) => {
+                    let before = sessions.clone();
+                    match sessions.insert(ts) {
+                        Ok(insertion) => {
+                            prop_assert_eq!(Some(wide(insertion.span)), model.insert(ts as u128));
+                            let replaced: Vec<Span> = match insertion.replaced {
+                                Replaced::Nothing => vec![],
+                                Replaced::One(a) => vec![a],
+                                Replaced::Two(a, b) => vec![a, b],
+                            };
+                            for span in &replaced {
+                                prop_assert!(before.spans().contains(span));
+                                prop_assert!(!sessions.spans().contains(span));
+                            }
+                        }
+                        Err(error) => {
+                            prop_assert!(matches!(error, Error::Late { .. } | Error::TooManySessions { .. }), "unexpected error");
+                            prop_assert_eq!(model.insert(ts as u128), None);
+                            prop_assert_eq!(&sessions, &before);
+                        }
+                    }
+                }
+                Op::Advance(ts) => {
+                    let moves = model.watermark.is_none_or(|w| ts as u128 > w);
+                    if moves {
+                        model.watermark = Some(ts as u128);
+                    }
+                    prop_assert_eq!(sessions.advance_watermark(ts), moves);
+                }
+                Op::Take => {
+                    prop_assert_eq!(sessions.take_closed().map(wide), model.take_closed());
+                }
+            }
+            assert_invariants(&sessions);
+            let held: Vec<_> = sessions.spans().iter().copied().map(wide).collect();
+            prop_assert_eq!(held, model.spans.clone());
+            prop_assert_eq!(sessions.watermark().map(u128::from), model.watermark);
+        }
+    }
+
+    #[test]
+    fn tumbling_matches_the_definition(ts in timestamp(), size in gap()) {
+        let start = ts as u128 / size as u128 * size as u128;
+        let end = start + size as u128;
+        match tumbling(ts, size) {
+            Ok(window) => prop_assert_eq!((window.start as u128, window.end as u128), (start, end)),
+            Err(error) => {
+                prop_assert!(matches!(error, Error::EndOverflow { .. }), "unexpected error");
+                prop_assert!(end > TOP);
+            }
+        }
+    }
+
+    #[test]
+    fn sliding_matches_enumeration(ts in timestamp(), slide in 1u64..50, width in 1u64..1700) {
+        let result = sliding(ts, width, slide);
+        if width.div_ceil(slide) > MAX_SLIDING_WINDOWS {
+            prop_assert!(matches!(result, Err(Error::TooManyWindows { .. })), "unexpected error");
+            return Ok(());
+        }
+        // Every multiple of slide that could start a window holding ts, newest first.
+        let (ts, width, slide) = (ts as u128, width as u128, slide as u128);
+        let newest = ts / slide * slide;
+        let expected: Vec<(u128, u128)> = (0..=MAX_SLIDING_WINDOWS as u128)
+            .filter_map(|k| newest.checked_sub(k * slide))
+            .filter(|&start| ts < start + width)
+            .map(|start| (start, start + width))
+            .collect();
+        match result {
+            Ok(windows) => {
+                let got: Vec<(u128, u128)> = windows
+                    .map(|Window { start, end }| (start as u128, end as u128))
+                    .collect();
+                prop_assert_eq!(got, expected);
+            }
+            Err(error) => {
+                prop_assert!(matches!(error, Error::EndOverflow { .. }), "unexpected error");
+                prop_assert!(expected.iter().any(|&(_, end)| end > TOP));
+            }
+        }
+    }
+}
