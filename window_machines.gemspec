@@ -20,7 +20,9 @@ Gem::Specification.new do |spec|
 
   spec.files = Dir[
     "lib/**/*.rb",
-    "ext/**/*.{rs,rb,toml}",
+    "ext/*/Cargo.toml",
+    "ext/*/extconf.rb",
+    "ext/*/src/**/*.rs",
     "Cargo.toml",
     "Cargo.lock",
     "README.md",
