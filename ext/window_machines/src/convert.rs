@@ -1,21 +1,38 @@
 //! Strict conversion between Ruby Integers and u64: no coercion through
 //! `to_int`, no truncation of Floats.
 
-use magnus::{prelude::*, Error, Fixnum, IntoValue, RArray, RBignum, Ruby, Value};
+use magnus::{
+    prelude::*, rb_sys::AsRawValue, Error, Fixnum, IntoValue, RArray, RBignum, Ruby, Value,
+};
+use rb_sys::{FIX2LONG, FIXNUM_P};
 use window_machines_core::{Span, Window};
 
 use crate::errors::{not_an_integer, out_of_range};
 
 /// The u64 in `value`, or a TypeError / RangeError naming the argument.
-#[inline]
+#[inline(always)]
 pub fn to_u64(ruby: &Ruby, name: &str, value: Value) -> Result<u64, Error> {
-    if let Some(fixnum) = Fixnum::from_value(value) {
-        return u64::try_from(fixnum.to_i64()).map_err(|_| out_of_range(ruby, name, value));
+    let raw = value.as_raw();
+    if FIXNUM_P(raw) {
+        // SAFETY: raw was just checked to be a Fixnum.
+        let fixnum = unsafe { FIX2LONG(raw) };
+        if let Ok(unsigned) = u64::try_from(fixnum) {
+            return Ok(unsigned);
+        }
+    }
+    to_u64_uncommon(ruby, name, value)
+}
+
+/// Bignums, negative numbers and non-Integers: kept out of line so the
+/// common Fixnum path stays small enough to inline into every method.
+#[cold]
+#[inline(never)]
+fn to_u64_uncommon(ruby: &Ruby, name: &str, value: Value) -> Result<u64, Error> {
+    if Fixnum::from_value(value).is_some() {
+        return Err(out_of_range(ruby, name, value));
     }
     match RBignum::from_value(value) {
-        Some(bignum) => bignum
-            .to_u64()
-            .map_err(|_| out_of_range(ruby, name, value)),
+        Some(bignum) => bignum.to_u64().map_err(|_| out_of_range(ruby, name, value)),
         None => Err(not_an_integer(ruby, name, value)),
     }
 }
@@ -28,14 +45,40 @@ fn pair(ruby: &Ruby, a: u64, b: u64) -> RArray {
     ruby.ary_new_from_values(&[ruby.integer_from_u64(a), ruby.integer_from_u64(b)])
 }
 
+/// The most pairs [`pairs_array`] holds: the sliding and session caps.
+const MAX_PAIRS: usize = 32;
+
+/// `[[a, b], ...]` of at most 32 pairs, built without a protected push per
+/// element: the inner arrays wait on the stack, where Ruby's GC sees them.
+fn pairs_array(ruby: &Ruby, pairs: impl Iterator<Item = (u64, u64)>) -> RArray {
+    debug_assert!(pairs.size_hint().0 <= MAX_PAIRS);
+    let mut buffer = [ruby.qnil().as_value(); MAX_PAIRS];
+    let mut len = 0;
+    for (slot, (a, b)) in buffer.iter_mut().zip(pairs) {
+        *slot = pair(ruby, a, b).as_value();
+        len += 1;
+    }
+    ruby.ary_new_from_values(&buffer[..len])
+}
+
 /// `[start, end]`.
 pub fn window_array(ruby: &Ruby, window: Window) -> RArray {
     pair(ruby, window.start, window.end)
 }
 
+/// `[[start, end], ...]`.
+pub fn windows_array(ruby: &Ruby, windows: impl Iterator<Item = Window>) -> RArray {
+    pairs_array(ruby, windows.map(|window| (window.start, window.end)))
+}
+
 /// `[first, last]`.
 pub fn span_array(ruby: &Ruby, span: Span) -> RArray {
     pair(ruby, span.first, span.last)
+}
+
+/// `[[first, last], ...]`.
+pub fn spans_array(ruby: &Ruby, spans: &[Span]) -> RArray {
+    pairs_array(ruby, spans.iter().map(|span| (span.first, span.last)))
 }
 
 /// `nil` or `[first, last]`.

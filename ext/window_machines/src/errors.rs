@@ -2,9 +2,7 @@
 
 use std::sync::OnceLock;
 
-use magnus::{
-    gc, kwargs, prelude::*, value::Opaque, Error, ExceptionClass, RModule, Ruby, Value,
-};
+use magnus::{gc, kwargs, prelude::*, value::Opaque, Error, ExceptionClass, RModule, Ruby, Value};
 use window_machines_core::{Error as CoreError, ErrorKind};
 
 struct Classes {

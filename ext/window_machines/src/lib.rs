@@ -4,6 +4,7 @@
 
 mod convert;
 mod errors;
+mod receiver;
 mod sessions;
 mod watermark;
 mod windows;

@@ -8,8 +8,9 @@ use magnus::{
 };
 use window_machines_core::Sessions;
 
-use crate::convert::{optional_span, optional_u64, span_array, to_u64};
+use crate::convert::{optional_span, optional_u64, span_array, spans_array, to_u64};
 use crate::errors::{check_frozen, refused};
+use crate::receiver::unwrap;
 
 #[derive(TypedData, Default)]
 #[magnus(class = "WindowMachines::Sessions", free_immediately, size)]
@@ -17,7 +18,10 @@ pub struct RbSessions(RefCell<Sessions>);
 
 impl DataTypeFunctions for RbSessions {
     fn size(&self) -> usize {
-        let heap = self.0.try_borrow().map_or(0, |sessions| sessions.heap_bytes());
+        let heap = self
+            .0
+            .try_borrow()
+            .map_or(0, |sessions| sessions.heap_bytes());
         std::mem::size_of::<Self>() + heap
     }
 }
@@ -49,49 +53,58 @@ impl RbSessions {
         rb_self.with(ruby, |sessions| *sessions = copy)
     }
 
-    fn insert(ruby: &Ruby, rb_self: Obj<Self>, timestamp: Value) -> Result<RArray, Error> {
-        check_frozen(ruby, rb_self.as_value())?;
+    fn insert(ruby: &Ruby, rb_self: Value, timestamp: Value) -> Result<RArray, Error> {
+        let this = unwrap::<Self>(ruby, rb_self)?;
+        check_frozen(ruby, rb_self)?;
         let timestamp = to_u64(ruby, "timestamp", timestamp)?;
-        let insertion = rb_self
+        let insertion = this
             .with(ruby, |sessions| sessions.insert(timestamp))?
             .map_err(|error| refused(ruby, error))?;
         Ok(span_array(ruby, insertion.span))
     }
 
-    fn advance_watermark(ruby: &Ruby, rb_self: Obj<Self>, timestamp: Value) -> Result<bool, Error> {
-        check_frozen(ruby, rb_self.as_value())?;
+    fn advance_watermark(ruby: &Ruby, rb_self: Value, timestamp: Value) -> Result<bool, Error> {
+        let this = unwrap::<Self>(ruby, rb_self)?;
+        check_frozen(ruby, rb_self)?;
         let timestamp = to_u64(ruby, "timestamp", timestamp)?;
-        rb_self.with(ruby, |sessions| sessions.advance_watermark(timestamp))
+        this.with(ruby, |sessions| sessions.advance_watermark(timestamp))
     }
 
-    fn take_closed(ruby: &Ruby, rb_self: Obj<Self>) -> Result<Value, Error> {
-        check_frozen(ruby, rb_self.as_value())?;
-        let closed = rb_self.with(ruby, |sessions| sessions.take_closed())?;
+    fn take_closed(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
+        let this = unwrap::<Self>(ruby, rb_self)?;
+        check_frozen(ruby, rb_self)?;
+        let closed = this.with(ruby, |sessions| sessions.take_closed())?;
         Ok(optional_span(ruby, closed))
     }
 
-    fn watermark(ruby: &Ruby, rb_self: &Self) -> Result<Value, Error> {
-        let watermark = rb_self.with(ruby, |sessions| sessions.watermark())?;
+    fn watermark(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
+        let watermark =
+            unwrap::<Self>(ruby, rb_self)?.with(ruby, |sessions| sessions.watermark())?;
         Ok(optional_u64(ruby, watermark))
     }
 
-    fn gap(ruby: &Ruby, rb_self: &Self) -> Result<u64, Error> {
-        rb_self.with(ruby, |sessions| sessions.gap())
+    fn gap(ruby: &Ruby, rb_self: Value) -> Result<u64, Error> {
+        unwrap::<Self>(ruby, rb_self)?.with(ruby, |sessions| sessions.gap())
     }
 
-    fn size(ruby: &Ruby, rb_self: &Self) -> Result<usize, Error> {
-        rb_self.with(ruby, |sessions| sessions.spans().len())
+    fn size(ruby: &Ruby, rb_self: Value) -> Result<usize, Error> {
+        unwrap::<Self>(ruby, rb_self)?.with(ruby, |sessions| sessions.spans().len())
     }
 
-    fn to_a(ruby: &Ruby, rb_self: &Self) -> Result<RArray, Error> {
+    fn to_a(ruby: &Ruby, rb_self: Value) -> Result<RArray, Error> {
         // Copied out first: no borrow is held while Ruby allocates.
-        let spans = rb_self.with(ruby, |sessions| sessions.spans().to_vec())?;
-        Ok(ruby.ary_from_iter(spans.into_iter().map(|span| span_array(ruby, span))))
+        let spans =
+            unwrap::<Self>(ruby, rb_self)?.with(ruby, |sessions| sessions.spans().to_vec())?;
+        Ok(spans_array(ruby, &spans))
     }
 
     fn inspect(ruby: &Ruby, rb_self: Obj<Self>) -> Result<String, Error> {
         let (gap, watermark, spans) = rb_self.with(ruby, |sessions| {
-            (sessions.gap(), sessions.watermark(), sessions.spans().to_vec())
+            (
+                sessions.gap(),
+                sessions.watermark(),
+                sessions.spans().to_vec(),
+            )
         })?;
         let watermark = watermark.map_or_else(|| "nil".to_owned(), |value| value.to_string());
         let spans: Vec<String> = spans

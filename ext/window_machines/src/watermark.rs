@@ -9,6 +9,7 @@ use window_machines_core::Watermark;
 
 use crate::convert::{optional_u64, to_u64};
 use crate::errors::{check_frozen, refused};
+use crate::receiver::unwrap;
 
 /// The core watermark is `Copy`, so a `Cell` suffices: no borrow to hold.
 #[magnus::wrap(class = "WindowMachines::Watermark", free_immediately, size)]
@@ -33,32 +34,33 @@ impl RbWatermark {
         Ok(())
     }
 
-    fn value(ruby: &Ruby, rb_self: &Self) -> Value {
-        optional_u64(ruby, rb_self.0.get().value())
+    fn value(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
+        let watermark = unwrap::<Self>(ruby, rb_self)?.0.get();
+        Ok(optional_u64(ruby, watermark.value()))
     }
 
-    fn advance(ruby: &Ruby, rb_self: Obj<Self>, timestamp: Value) -> Result<bool, Error> {
-        check_frozen(ruby, rb_self.as_value())?;
+    fn advance(ruby: &Ruby, rb_self: Value, timestamp: Value) -> Result<bool, Error> {
+        let cell = &unwrap::<Self>(ruby, rb_self)?.0;
+        check_frozen(ruby, rb_self)?;
         let timestamp = to_u64(ruby, "timestamp", timestamp)?;
-        let mut watermark = rb_self.0.get();
+        let mut watermark = cell.get();
         let moved = watermark.advance(timestamp);
-        rb_self.0.set(watermark);
+        cell.set(watermark);
         Ok(moved)
     }
 
     fn closes(
         ruby: &Ruby,
-        rb_self: &Self,
+        rb_self: Value,
         start: Value,
         finish: Value,
         lateness: Value,
     ) -> Result<bool, Error> {
+        let watermark = unwrap::<Self>(ruby, rb_self)?.0.get();
         let start = to_u64(ruby, "start", start)?;
         let finish = to_u64(ruby, "finish", finish)?;
         let lateness = to_u64(ruby, "lateness", lateness)?;
-        rb_self
-            .0
-            .get()
+        watermark
             .closes(start, finish, lateness)
             .map_err(|error| refused(ruby, error))
     }
@@ -76,10 +78,7 @@ pub fn define(ruby: &Ruby, module: RModule) -> Result<(), Error> {
     let class = module.define_class("Watermark", ruby.class_object())?;
     class.define_alloc_func::<RbWatermark>();
     class.define_method("initialize", method!(RbWatermark::initialize, -1))?;
-    class.define_method(
-        "initialize_copy",
-        method!(RbWatermark::initialize_copy, 1),
-    )?;
+    class.define_method("initialize_copy", method!(RbWatermark::initialize_copy, 1))?;
     class.define_method("value", method!(RbWatermark::value, 0))?;
     class.define_method("advance", method!(RbWatermark::advance, 1))?;
     class.define_method("closes?", method!(RbWatermark::closes, 3))?;

@@ -3,7 +3,7 @@
 use magnus::{function, Error, RArray, RModule, Ruby, Value};
 use window_machines_core::{sliding, tumbling};
 
-use crate::convert::{to_u64, window_array};
+use crate::convert::{to_u64, window_array, windows_array};
 use crate::errors::refused;
 
 fn tumbling_window(ruby: &Ruby, timestamp: Value, size: Value) -> Result<RArray, Error> {
@@ -23,11 +23,7 @@ fn sliding_windows(
     let width = to_u64(ruby, "width", width)?;
     let slide = to_u64(ruby, "slide", slide)?;
     let windows = sliding(timestamp, width, slide).map_err(|error| refused(ruby, error))?;
-    let array = ruby.ary_new_capa(windows.len());
-    for window in windows {
-        array.push(window_array(ruby, window))?;
-    }
-    Ok(array)
+    Ok(windows_array(ruby, windows))
 }
 
 pub fn define(module: RModule) -> Result<(), Error> {

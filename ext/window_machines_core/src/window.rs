@@ -41,17 +41,22 @@ pub fn sliding(timestamp: u64, width: u64, slide: u64) -> Result<SlidingWindows>
     if slide == 0 {
         return Err(Error::ZeroLength { name: "slide" });
     }
-    if width.div_ceil(slide) > MAX_SLIDING_WINDOWS {
+    // ceil(width / slide) > 32 exactly when width > 32 * slide; a product
+    // past u64::MAX means the ratio is small. No division on the hot path.
+    if slide
+        .checked_mul(MAX_SLIDING_WINDOWS)
+        .is_some_and(|limit| width > limit)
+    {
         return Err(Error::TooManyWindows { width, slide });
     }
-    let newest_start = timestamp - timestamp % slide;
+    let newest = timestamp / slide;
+    let newest_start = newest * slide;
     let offset = timestamp - newest_start;
     let remaining = if offset < width {
         // Starts newest_start, newest_start - slide, ... while the window
         // still reaches past timestamp and the start does not go below zero.
         let older_by_width = (width - offset - 1) / slide;
-        let older_by_zero = newest_start / slide;
-        older_by_width.min(older_by_zero) + 1
+        older_by_width.min(newest) + 1
     } else {
         // A timestamp in a hole between windows (slide wider than width).
         0
@@ -173,8 +178,14 @@ mod tests {
 
     #[test]
     fn sliding_rejects_zero_lengths_width_first() {
-        assert_eq!(sliding(1, 0, 0).unwrap_err(), Error::ZeroLength { name: "width" });
-        assert_eq!(sliding(1, 5, 0).unwrap_err(), Error::ZeroLength { name: "slide" });
+        assert_eq!(
+            sliding(1, 0, 0).unwrap_err(),
+            Error::ZeroLength { name: "width" }
+        );
+        assert_eq!(
+            sliding(1, 5, 0).unwrap_err(),
+            Error::ZeroLength { name: "slide" }
+        );
     }
 
     #[test]
@@ -182,7 +193,10 @@ mod tests {
         assert_eq!(all(1000, 32, 1).len(), 32);
         assert_eq!(all(1000, 320, 10).len(), 32);
         assert_eq!(all(1000, 311, 10).len(), 32);
-        let refused = Error::TooManyWindows { width: 33, slide: 1 };
+        let refused = Error::TooManyWindows {
+            width: 33,
+            slide: 1,
+        };
         assert_eq!(sliding(0, 33, 1).unwrap_err(), refused);
         assert_eq!(sliding(1000, 33, 1).unwrap_err(), refused);
         assert!(sliding(0, 321, 10).is_err());

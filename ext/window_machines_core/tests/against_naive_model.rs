@@ -94,7 +94,10 @@ fn assert_invariants(sessions: &Sessions) {
         assert!(span.first <= span.last);
     }
     for pair in spans.windows(2) {
-        assert!(pair[1].first as u128 > pair[0].last as u128 + gap, "{pair:?}");
+        assert!(
+            pair[1].first as u128 > pair[0].last as u128 + gap,
+            "{pair:?}"
+        );
     }
 }
 
