@@ -8,20 +8,23 @@ use window_machines_core::{
 
 const TOP: u128 = u64::MAX as u128;
 
+/// A session as `(first, last)`, wide enough that `last + gap` never overflows.
+type WideSpan = (u128, u128);
+
 #[derive(Debug, Default)]
 struct NaiveSessions {
     gap: u128,
     watermark: Option<u128>,
-    spans: Vec<(u128, u128)>,
+    spans: Vec<WideSpan>,
 }
 
 impl NaiveSessions {
-    fn insert(&mut self, ts: u128) -> Option<(u128, u128)> {
+    fn insert(&mut self, ts: u128) -> Option<WideSpan> {
         if self.watermark.is_some_and(|w| ts <= w) {
             return None;
         }
         let gap = self.gap;
-        let (joined, kept): (Vec<(u128, u128)>, Vec<(u128, u128)>) = self
+        let (joined, kept): (Vec<WideSpan>, Vec<WideSpan>) = self
             .spans
             .iter()
             .partition(|&&(first, last)| first <= ts + gap && ts <= last + gap);
@@ -36,7 +39,7 @@ impl NaiveSessions {
         Some((first, last))
     }
 
-    fn take_closed(&mut self) -> Option<(u128, u128)> {
+    fn take_closed(&mut self) -> Option<WideSpan> {
         let watermark = self.watermark?;
         let position = self
             .spans
@@ -82,7 +85,7 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn wide(span: Span) -> (u128, u128) {
+fn wide(span: Span) -> WideSpan {
     (span.first as u128, span.last as u128)
 }
 
