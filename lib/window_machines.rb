@@ -9,3 +9,5 @@ begin
 rescue LoadError
   require "window_machines/window_machines"
 end
+
+require_relative "window_machines/sessions"

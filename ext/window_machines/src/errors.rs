@@ -54,17 +54,28 @@ pub fn refused(ruby: &Ruby, error: CoreError) -> Error {
     Error::new(class, error.to_string())
 }
 
-fn described(value: Value) -> String {
+/// `1.5 (Float)`: a value and its class, for messages.
+pub fn described(value: Value) -> String {
     // SAFETY: the class name is copied out before Ruby runs again (inspect
     // may run Ruby code), so the borrowed C string cannot be freed under us.
     let class = unsafe { value.classname() }.into_owned();
     format!("{} ({class})", value.inspect())
 }
 
+/// A WindowMachines::TypeError.
+pub fn wrong_type(ruby: &Ruby, message: String) -> Error {
+    Error::new(class(ruby, |c| c.type_error), message)
+}
+
+/// A WindowMachines::ArgumentError.
+pub fn invalid_argument(ruby: &Ruby, message: String) -> Error {
+    Error::new(class(ruby, |c| c.argument), message)
+}
+
 /// `name must be an Integer, got 1.5 (Float)`.
 pub fn not_an_integer(ruby: &Ruby, name: &str, value: Value) -> Error {
-    Error::new(
-        class(ruby, |c| c.type_error),
+    wrong_type(
+        ruby,
         format!("{name} must be an Integer, got {}", described(value)),
     )
 }

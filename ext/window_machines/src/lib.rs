@@ -2,8 +2,10 @@
 //! errors onto the gem's Ruby classes and checks frozen state. Every
 //! windowing rule lives in the core.
 
+mod checkpoint;
 mod convert;
 mod errors;
+mod identity;
 mod receiver;
 mod sessions;
 mod watermark;

@@ -3,12 +3,14 @@
 use std::cell::Cell;
 
 use magnus::{
-    method, prelude::*, scan_args::scan_args, typed_data::Obj, Error, RModule, Ruby, Value,
+    method, prelude::*, scan_args::scan_args, Error, RClass, RHash, RModule, Ruby, Value,
 };
 use window_machines_core::Watermark;
 
+use crate::checkpoint;
 use crate::convert::{optional_u64, to_u64};
 use crate::errors::{check_frozen, refused};
+use crate::identity::{same_class, state_hash};
 use crate::receiver::unwrap;
 
 /// The core watermark is `Copy`, so a `Cell` suffices: no borrow to hold.
@@ -17,31 +19,40 @@ use crate::receiver::unwrap;
 pub struct RbWatermark(Cell<Watermark>);
 
 impl RbWatermark {
-    fn initialize(ruby: &Ruby, rb_self: Obj<Self>, args: &[Value]) -> Result<(), Error> {
-        check_frozen(ruby, rb_self.as_value())?;
+    fn state(ruby: &Ruby, rb_self: Value) -> Result<Watermark, Error> {
+        Ok(unwrap::<Self>(ruby, rb_self)?.0.get())
+    }
+
+    /// The receiver's cell, after the frozen check every mutator makes.
+    fn unfrozen(ruby: &Ruby, rb_self: Value) -> Result<&Cell<Watermark>, Error> {
+        let this = unwrap::<Self>(ruby, rb_self)?;
+        check_frozen(ruby, rb_self)?;
+        Ok(&this.0)
+    }
+
+    fn initialize(ruby: &Ruby, rb_self: Value, args: &[Value]) -> Result<(), Error> {
+        let cell = Self::unfrozen(ruby, rb_self)?;
         let args = scan_args::<(), (Option<Value>,), (), (), (), ()>(args)?;
         let start = match args.optional.0 {
             Some(value) => Some(to_u64(ruby, "timestamp", value)?),
             None => None,
         };
-        rb_self.0.set(Watermark::new(start));
+        cell.set(Watermark::new(start));
         Ok(())
     }
 
-    fn initialize_copy(ruby: &Ruby, rb_self: Obj<Self>, other: Obj<Self>) -> Result<(), Error> {
-        check_frozen(ruby, rb_self.as_value())?;
-        rb_self.0.set(other.0.get());
+    fn initialize_copy(ruby: &Ruby, rb_self: Value, other: Value) -> Result<(), Error> {
+        let cell = Self::unfrozen(ruby, rb_self)?;
+        cell.set(Self::state(ruby, other)?);
         Ok(())
     }
 
     fn value(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
-        let watermark = unwrap::<Self>(ruby, rb_self)?.0.get();
-        Ok(optional_u64(ruby, watermark.value()))
+        Ok(optional_u64(ruby, Self::state(ruby, rb_self)?.value()))
     }
 
     fn advance(ruby: &Ruby, rb_self: Value, timestamp: Value) -> Result<bool, Error> {
-        let cell = &unwrap::<Self>(ruby, rb_self)?.0;
-        check_frozen(ruby, rb_self)?;
+        let cell = Self::unfrozen(ruby, rb_self)?;
         let timestamp = to_u64(ruby, "timestamp", timestamp)?;
         let mut watermark = cell.get();
         let moved = watermark.advance(timestamp);
@@ -56,7 +67,7 @@ impl RbWatermark {
         finish: Value,
         lateness: Value,
     ) -> Result<bool, Error> {
-        let watermark = unwrap::<Self>(ruby, rb_self)?.0.get();
+        let watermark = Self::state(ruby, rb_self)?;
         let start = to_u64(ruby, "start", start)?;
         let finish = to_u64(ruby, "finish", finish)?;
         let lateness = to_u64(ruby, "lateness", lateness)?;
@@ -65,23 +76,69 @@ impl RbWatermark {
             .map_err(|error| refused(ruby, error))
     }
 
-    fn inspect(rb_self: Obj<Self>) -> String {
-        let value = match rb_self.0.get().value() {
+    fn to_h(ruby: &Ruby, rb_self: Value) -> Result<RHash, Error> {
+        let hash = ruby.hash_new();
+        hash.aset(ruby.to_symbol("value"), Self::state(ruby, rb_self)?.value())?;
+        Ok(hash)
+    }
+
+    /// The watermark a checkpoint describes, checked as untrusted input.
+    fn restore(ruby: &Ruby, input: Value) -> Result<Watermark, Error> {
+        let [value] = checkpoint::fields(ruby, input, ["value"])?;
+        Ok(Watermark::new(checkpoint::optional_u64(
+            ruby, "value", value,
+        )?))
+    }
+
+    fn from_h(ruby: &Ruby, class: RClass, input: Value) -> Result<Value, Error> {
+        let state = Self::restore(ruby, input)?;
+        Ok(ruby.obj_wrap_as(Self(Cell::new(state)), class).as_value())
+    }
+
+    fn marshal_load(ruby: &Ruby, rb_self: Value, input: Value) -> Result<(), Error> {
+        let cell = Self::unfrozen(ruby, rb_self)?;
+        cell.set(Self::restore(ruby, input)?);
+        Ok(())
+    }
+
+    fn equal(ruby: &Ruby, rb_self: Value, other: Value) -> Result<bool, Error> {
+        if !same_class(rb_self, other) {
+            return Ok(false);
+        }
+        Ok(Self::state(ruby, rb_self)? == Self::state(ruby, other)?)
+    }
+
+    fn hash(ruby: &Ruby, rb_self: Value) -> Result<i64, Error> {
+        Ok(state_hash(&Self::state(ruby, rb_self)?))
+    }
+
+    fn inspect(ruby: &Ruby, rb_self: Value) -> Result<String, Error> {
+        let value = match Self::state(ruby, rb_self)?.value() {
             Some(value) => value.to_string(),
             None => "nil".to_owned(),
         };
-        format!("#<{} value={value}>", rb_self.class())
+        Ok(format!("#<{} value={value}>", rb_self.class()))
     }
 }
 
 pub fn define(ruby: &Ruby, module: RModule) -> Result<(), Error> {
     let class = module.define_class("Watermark", ruby.class_object())?;
     class.define_alloc_func::<RbWatermark>();
+    // Objects come from new, from_h, dup, clone or Marshal; a bare allocate
+    // would skip initialize and hand out a placeholder state.
+    class.funcall::<_, _, Value>("private_class_method", (ruby.to_symbol("allocate"),))?;
+    class.define_singleton_method("from_h", method!(RbWatermark::from_h, 1))?;
     class.define_method("initialize", method!(RbWatermark::initialize, -1))?;
     class.define_method("initialize_copy", method!(RbWatermark::initialize_copy, 1))?;
     class.define_method("value", method!(RbWatermark::value, 0))?;
     class.define_method("advance", method!(RbWatermark::advance, 1))?;
     class.define_method("closes?", method!(RbWatermark::closes, 3))?;
+    class.define_method("to_h", method!(RbWatermark::to_h, 0))?;
+    class.define_method("marshal_dump", method!(RbWatermark::to_h, 0))?;
+    class.define_method("marshal_load", method!(RbWatermark::marshal_load, 1))?;
+    class.define_method("==", method!(RbWatermark::equal, 1))?;
+    class.define_method("eql?", method!(RbWatermark::equal, 1))?;
+    class.define_method("hash", method!(RbWatermark::hash, 0))?;
     class.define_method("inspect", method!(RbWatermark::inspect, 0))?;
     Ok(())
 }

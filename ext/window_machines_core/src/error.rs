@@ -19,6 +19,16 @@ pub enum Error {
     TooManyWindows { width: u64, slide: u64 },
     /// A new session when the tracker already holds its limit.
     TooManySessions { limit: usize },
+    /// A restored session whose first event is after its last.
+    ReversedSpan { first: u64, last: u64 },
+    /// Restored sessions out of order, overlapping, or not more than a gap apart.
+    SpansTooClose {
+        earlier: (u64, u64),
+        later: (u64, u64),
+        gap: u64,
+    },
+    /// More restored sessions than a tracker holds.
+    TooManySpans { count: usize, limit: usize },
 }
 
 /// The broad class of an [`Error`], which bindings map onto their own
@@ -38,10 +48,15 @@ pub enum ErrorKind {
 impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::ZeroLength { .. } | Error::StartAfterFinish { .. } => ErrorKind::Argument,
+            Error::ZeroLength { .. }
+            | Error::StartAfterFinish { .. }
+            | Error::ReversedSpan { .. }
+            | Error::SpansTooClose { .. } => ErrorKind::Argument,
             Error::EndOverflow { .. } => ErrorKind::Range,
             Error::Late { .. } => ErrorKind::Late,
-            Error::TooManyWindows { .. } | Error::TooManySessions { .. } => ErrorKind::Capacity,
+            Error::TooManyWindows { .. }
+            | Error::TooManySessions { .. }
+            | Error::TooManySpans { .. } => ErrorKind::Capacity,
         }
     }
 }
@@ -75,6 +90,23 @@ impl fmt::Display for Error {
                 f,
                 "a new session would exceed the {limit} sessions held at once; \
                  advance the watermark and take_closed to make room"
+            ),
+            Error::ReversedSpan { first, last } => write!(
+                f,
+                "session [{first}, {last}] must not end before it starts"
+            ),
+            Error::SpansTooClose {
+                earlier: (earlier_first, earlier_last),
+                later: (later_first, later_last),
+                gap,
+            } => write!(
+                f,
+                "sessions must be sorted and more than the gap {gap} apart, \
+                 got [{earlier_first}, {earlier_last}] then [{later_first}, {later_last}]"
+            ),
+            Error::TooManySpans { count, limit } => write!(
+                f,
+                "{count} sessions given, more than the {limit} a tracker holds"
             ),
         }
     }

@@ -43,6 +43,18 @@ pub enum Replaced {
     Two(Span, Span),
 }
 
+impl Replaced {
+    /// The replaced spans, oldest first.
+    pub fn spans(self) -> impl Iterator<Item = Span> {
+        let (older, newer) = match self {
+            Replaced::Nothing => (None, None),
+            Replaced::One(span) => (Some(span), None),
+            Replaced::Two(older, newer) => (Some(older), Some(newer)),
+        };
+        older.into_iter().chain(newer)
+    }
+}
+
 /// What an insert did: the span the event ended up in, and what it replaced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Insertion {
@@ -55,7 +67,7 @@ pub struct Insertion {
 /// Held spans are sorted, disjoint and more than `gap` apart. A span is
 /// closed once `last + gap` is at or below the watermark; since only events
 /// above the watermark are admitted, a closed span can never grow again.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Sessions {
     gap: u64,
     watermark: Watermark,
@@ -83,6 +95,40 @@ impl Sessions {
             gap,
             ..Sessions::default()
         })
+    }
+
+    /// A tracker restored from its parts, as saved from [`Sessions::gap`],
+    /// [`Sessions::watermark`] and [`Sessions::spans`]. The parts may come
+    /// from anywhere, so every invariant is checked: a restored tracker is
+    /// one that inserts could have built.
+    pub fn from_parts(gap: u64, watermark: Option<u64>, spans: &[Span]) -> Result<Sessions> {
+        let mut sessions = Sessions::new(gap)?;
+        if spans.len() > MAX_SESSIONS {
+            return Err(Error::TooManySpans {
+                count: spans.len(),
+                limit: MAX_SESSIONS,
+            });
+        }
+        if let Some(span) = spans.iter().find(|span| span.first > span.last) {
+            return Err(Error::ReversedSpan {
+                first: span.first,
+                last: span.last,
+            });
+        }
+        let too_close = |pair: &&[Span]| match pair {
+            [earlier, later] => later.first.saturating_sub(earlier.last) <= gap,
+            _ => false,
+        };
+        if let Some([earlier, later]) = spans.windows(2).find(too_close) {
+            return Err(Error::SpansTooClose {
+                earlier: (earlier.first, earlier.last),
+                later: (later.first, later.last),
+                gap,
+            });
+        }
+        sessions.watermark = Watermark::new(watermark);
+        sessions.spans = spans.to_vec();
+        Ok(sessions)
     }
 
     pub fn gap(&self) -> u64 {
@@ -368,6 +414,59 @@ mod tests {
         let mut sessions = Sessions::new(1).unwrap();
         sessions.insert(0).unwrap();
         assert_eq!(sessions.take_closed(), None);
+    }
+
+    #[test]
+    fn from_parts_round_trips() {
+        let mut sessions = Sessions::new(5).unwrap();
+        for timestamp in [3, 10, 30, 50] {
+            sessions.insert(timestamp).unwrap();
+        }
+        sessions.advance_watermark(20);
+        let restored =
+            Sessions::from_parts(sessions.gap(), sessions.watermark(), sessions.spans()).unwrap();
+        assert_eq!(restored, sessions);
+    }
+
+    #[test]
+    fn from_parts_refuses_what_inserts_cannot_build() {
+        assert_eq!(
+            Sessions::from_parts(0, None, &[]),
+            Err(Error::ZeroLength { name: "gap" })
+        );
+        assert_eq!(
+            Sessions::from_parts(5, None, &[span(4, 3)]),
+            Err(Error::ReversedSpan { first: 4, last: 3 })
+        );
+        let too_close = |earlier: Span, later: Span| Error::SpansTooClose {
+            earlier: (earlier.first, earlier.last),
+            later: (later.first, later.last),
+            gap: 5,
+        };
+        for (earlier, later) in [
+            (span(10, 20), span(25, 30)),
+            (span(10, 20), span(15, 30)),
+            (span(20, 30), span(0, 1)),
+            (span(10, 20), span(10, 20)),
+        ] {
+            assert_eq!(
+                Sessions::from_parts(5, None, &[earlier, later]),
+                Err(too_close(earlier, later))
+            );
+        }
+        assert!(Sessions::from_parts(5, None, &[span(10, 20), span(26, 30)]).is_ok());
+        assert!(Sessions::from_parts(MAX, None, &[span(0, 0), span(MAX, MAX)]).is_err());
+        let spans: Vec<Span> = (0..=MAX_SESSIONS as u64)
+            .map(|n| span(n * 10, n * 10))
+            .collect();
+        assert_eq!(
+            Sessions::from_parts(1, None, &spans),
+            Err(Error::TooManySpans {
+                count: MAX_SESSIONS + 1,
+                limit: MAX_SESSIONS
+            })
+        );
+        assert!(Sessions::from_parts(1, None, &spans[..MAX_SESSIONS]).is_ok());
     }
 
     #[test]

@@ -3,7 +3,7 @@ use crate::error::{Error, Result};
 /// The claim that no event at or below `value` will still arrive.
 ///
 /// It starts unset (nothing seen yet) and only ever moves forward.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Watermark {
     value: Option<u64>,
 }

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use window_machines_core::{
-    sliding, tumbling, Error, Replaced, Sessions, Span, Window, MAX_SESSIONS, MAX_SLIDING_WINDOWS,
+    sliding, tumbling, Error, Sessions, Span, Window, MAX_SESSIONS, MAX_SLIDING_WINDOWS,
 };
 
 const TOP: u128 = u64::MAX as u128;
@@ -118,11 +118,8 @@ proptest! {
                     match sessions.insert(ts) {
                         Ok(insertion) => {
                             prop_assert_eq!(Some(wide(insertion.span)), model.insert(ts as u128));
-                            let replaced: Vec<Span> = match insertion.replaced {
-                                Replaced::Nothing => vec![],
-                                Replaced::One(a) => vec![a],
-                                Replaced::Two(a, b) => vec![a, b],
-                            };
+                            let replaced: Vec<Span> = insertion.replaced.spans().collect();
+                            prop_assert!(replaced.windows(2).all(|pair| pair[0] < pair[1]));
                             for span in &replaced {
                                 prop_assert!(before.spans().contains(span));
                                 prop_assert!(!sessions.spans().contains(span));
@@ -150,6 +147,22 @@ proptest! {
             let held: Vec<_> = sessions.spans().iter().copied().map(wide).collect();
             prop_assert_eq!(held, model.spans.clone());
             prop_assert_eq!(sessions.watermark().map(u128::from), model.watermark);
+        }
+        let restored = Sessions::from_parts(sessions.gap(), sessions.watermark(), sessions.spans());
+        prop_assert_eq!(restored, Ok(sessions));
+    }
+
+    #[test]
+    fn from_parts_builds_only_valid_trackers(
+        gap in gap(),
+        watermark in prop::option::of(timestamp()),
+        parts in prop::collection::vec((timestamp(), timestamp()), 0..40),
+    ) {
+        let spans: Vec<Span> = parts.into_iter().map(|(first, last)| Span { first, last }).collect();
+        if let Ok(sessions) = Sessions::from_parts(gap, watermark, &spans) {
+            assert_invariants(&sessions);
+            prop_assert_eq!(sessions.spans(), &spans[..]);
+            prop_assert_eq!(sessions.watermark(), watermark);
         }
     }
 

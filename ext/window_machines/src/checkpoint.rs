@@ -1,0 +1,100 @@
+//! Checkpoints: Hashes made only of Integers, Arrays and nil, so that JSON,
+//! YAML, MessagePack or a database column can hold them. Reading one back
+//! treats it as untrusted input: every key, type and range is checked here,
+//! every invariant by the core.
+
+use magnus::{prelude::*, r_hash::ForEach, Error, RArray, RHash, RString, Ruby, Symbol, Value};
+use window_machines_core::Span;
+
+use crate::convert::to_u64;
+use crate::errors::{described, invalid_argument, wrong_type};
+
+/// The values stored under `names` in `input`, each keyed by a Symbol or a
+/// String (so a JSON round trip works), each exactly once, with no other key.
+pub fn fields<const N: usize>(
+    ruby: &Ruby,
+    input: Value,
+    names: [&str; N],
+) -> Result<[Value; N], Error> {
+    let hash = RHash::from_value(input).ok_or_else(|| {
+        wrong_type(
+            ruby,
+            format!("checkpoint must be a Hash, got {}", described(input)),
+        )
+    })?;
+    let mut found: [Option<Value>; N] = [None; N];
+    hash.foreach(|key: Value, value: Value| {
+        let index = key_name(key)
+            .and_then(|name| names.iter().position(|known| *known == name))
+            .ok_or_else(|| {
+                invalid_argument(
+                    ruby,
+                    format!("checkpoint has an unknown key {}", key.inspect()),
+                )
+            })?;
+        match found.get_mut(index) {
+            Some(slot) if slot.is_none() => *slot = Some(value),
+            _ => {
+                return Err(invalid_argument(
+                    ruby,
+                    format!("checkpoint gives {} twice", key.inspect()),
+                ))
+            }
+        }
+        Ok(ForEach::Continue)
+    })?;
+    let mut values = [ruby.qnil().as_value(); N];
+    for ((value, found), name) in values.iter_mut().zip(found).zip(names) {
+        *value =
+            found.ok_or_else(|| invalid_argument(ruby, format!("checkpoint is missing {name}")))?;
+    }
+    Ok(values)
+}
+
+fn key_name(key: Value) -> Option<String> {
+    if let Some(symbol) = Symbol::from_value(key) {
+        return symbol.name().ok().map(|name| name.into_owned());
+    }
+    RString::from_value(key).and_then(|string| string.to_string().ok())
+}
+
+/// `nil` or a u64.
+pub fn optional_u64(ruby: &Ruby, name: &str, value: Value) -> Result<Option<u64>, Error> {
+    if value.is_nil() {
+        return Ok(None);
+    }
+    to_u64(ruby, name, value).map(Some)
+}
+
+/// `[[first, last], ...]`.
+pub fn spans(ruby: &Ruby, value: Value) -> Result<Vec<Span>, Error> {
+    let array = RArray::from_value(value).ok_or_else(|| {
+        wrong_type(
+            ruby,
+            format!(
+                "sessions must be an Array of [first, last] pairs, got {}",
+                described(value)
+            ),
+        )
+    })?;
+    let mut spans = Vec::with_capacity(array.len());
+    // By index, not copied out: the entries stay where Ruby's GC sees them.
+    for index in 0..array.len() {
+        let entry: Value = array.entry(index as isize)?;
+        let pair = RArray::from_value(entry)
+            .filter(|pair| pair.len() == 2)
+            .ok_or_else(|| {
+                wrong_type(
+                    ruby,
+                    format!(
+                        "sessions[{index}] must be an Array of [first, last], got {}",
+                        described(entry)
+                    ),
+                )
+            })?;
+        let first = to_u64(ruby, &format!("sessions[{index}] first"), pair.entry(0)?)?;
+        let last = to_u64(ruby, &format!("sessions[{index}] last"), pair.entry(1)?)?;
+        spans.push(Span { first, last });
+    }
+    Ok(spans)
+}

@@ -1,0 +1,16 @@
+//! Value equality for the wrapped types: same class, same state.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use magnus::{prelude::*, Value};
+
+pub fn same_class(a: Value, b: Value) -> bool {
+    a.class().equal(b.class()).unwrap_or(false)
+}
+
+/// A hash of `state`, folded into a Fixnum-sized Integer for Ruby's `#hash`.
+pub fn state_hash(state: &impl Hash) -> i64 {
+    let mut hasher = DefaultHasher::new();
+    state.hash(&mut hasher);
+    (hasher.finish() >> 2) as i64
+}
