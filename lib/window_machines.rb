@@ -11,3 +11,4 @@ rescue LoadError
 end
 
 require_relative "window_machines/sessions"
+require_relative "window_machines/keyed_sessions"

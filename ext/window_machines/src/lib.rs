@@ -6,6 +6,7 @@ mod checkpoint;
 mod convert;
 mod errors;
 mod identity;
+mod keyed_sessions;
 mod receiver;
 mod sessions;
 mod watermark;
@@ -23,5 +24,6 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     windows::define(module)?;
     watermark::define(ruby, module)?;
     sessions::define(ruby, module)?;
+    keyed_sessions::define(ruby, module)?;
     Ok(())
 }

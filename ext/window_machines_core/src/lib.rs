@@ -3,11 +3,17 @@
 //! group into sessions. Plain Rust, no I/O, no clock, no payloads.
 
 mod error;
+mod keyed;
 mod sessions;
+mod span;
+mod span_list;
 mod watermark;
 mod window;
 
 pub use error::{Error, ErrorKind, Result};
-pub use sessions::{Insertion, Replaced, Sessions, Span, MAX_SESSIONS};
+pub use keyed::{Handover, KeySlot, KeyedInsertion, KeyedSessions};
+pub use sessions::Sessions;
+pub use span::{Insertion, Replaced, Span};
+pub use span_list::MAX_SESSIONS;
 pub use watermark::Watermark;
 pub use window::{sliding, tumbling, SlidingWindows, Window, MAX_SLIDING_WINDOWS};

@@ -1,66 +1,7 @@
 use crate::error::{Error, Result};
+use crate::span::{Insertion, Span};
+use crate::span_list::{SpanList, MAX_SESSIONS};
 use crate::watermark::Watermark;
-
-/// The most sessions one tracker holds, open or closed, until handed over.
-pub const MAX_SESSIONS: usize = 32;
-
-/// A session: the timestamps of its first and last events, both inclusive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Span {
-    pub first: u64,
-    pub last: u64,
-}
-
-impl Span {
-    pub fn at(timestamp: u64) -> Span {
-        Span {
-            first: timestamp,
-            last: timestamp,
-        }
-    }
-
-    /// Whether an event at `timestamp` is at most `gap` away from this span.
-    fn reaches(&self, timestamp: u64, gap: u64) -> bool {
-        self.first.saturating_sub(gap) <= timestamp && timestamp <= self.last.saturating_add(gap)
-    }
-
-    fn covering(self, timestamp: u64) -> Span {
-        Span {
-            first: self.first.min(timestamp),
-            last: self.last.max(timestamp),
-        }
-    }
-}
-
-/// The held spans an insert replaced, oldest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Replaced {
-    /// A new session, or an event inside an existing one.
-    Nothing,
-    /// One session grew to take the event in.
-    One(Span),
-    /// The event bridged two sessions, which merged.
-    Two(Span, Span),
-}
-
-impl Replaced {
-    /// The replaced spans, oldest first.
-    pub fn spans(self) -> impl Iterator<Item = Span> {
-        let (older, newer) = match self {
-            Replaced::Nothing => (None, None),
-            Replaced::One(span) => (Some(span), None),
-            Replaced::Two(older, newer) => (Some(older), Some(newer)),
-        };
-        older.into_iter().chain(newer)
-    }
-}
-
-/// What an insert did: the span the event ended up in, and what it replaced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Insertion {
-    pub span: Span,
-    pub replaced: Replaced,
-}
 
 /// Sessions of activity separated by more than `gap` of silence, under a watermark.
 ///
@@ -71,7 +12,7 @@ pub struct Insertion {
 pub struct Sessions {
     gap: u64,
     watermark: Watermark,
-    spans: Vec<Span>,
+    spans: SpanList,
 }
 
 impl Default for Sessions {
@@ -81,7 +22,7 @@ impl Default for Sessions {
         Sessions {
             gap: 1,
             watermark: Watermark::default(),
-            spans: Vec::new(),
+            spans: SpanList::default(),
         }
     }
 }
@@ -102,33 +43,11 @@ impl Sessions {
     /// from anywhere, so every invariant is checked: a restored tracker is
     /// one that inserts could have built.
     pub fn from_parts(gap: u64, watermark: Option<u64>, spans: &[Span]) -> Result<Sessions> {
-        let mut sessions = Sessions::new(gap)?;
-        if spans.len() > MAX_SESSIONS {
-            return Err(Error::TooManySpans {
-                count: spans.len(),
-                limit: MAX_SESSIONS,
-            });
-        }
-        if let Some(span) = spans.iter().find(|span| span.first > span.last) {
-            return Err(Error::ReversedSpan {
-                first: span.first,
-                last: span.last,
-            });
-        }
-        let too_close = |pair: &&[Span]| match pair {
-            [earlier, later] => later.first.saturating_sub(earlier.last) <= gap,
-            _ => false,
-        };
-        if let Some([earlier, later]) = spans.windows(2).find(too_close) {
-            return Err(Error::SpansTooClose {
-                earlier: (earlier.first, earlier.last),
-                later: (later.first, later.last),
-                gap,
-            });
-        }
-        sessions.watermark = Watermark::new(watermark);
-        sessions.spans = spans.to_vec();
-        Ok(sessions)
+        Ok(Sessions {
+            spans: SpanList::validated(spans.to_vec(), gap)?,
+            watermark: Watermark::new(watermark),
+            ..Sessions::new(gap)?
+        })
     }
 
     pub fn gap(&self) -> u64 {
@@ -141,79 +60,25 @@ impl Sessions {
 
     /// Held spans, oldest first.
     pub fn spans(&self) -> &[Span] {
-        &self.spans
+        self.spans.as_slice()
     }
 
     /// Heap memory the tracker owns, beyond its own size.
     pub fn heap_bytes(&self) -> usize {
-        self.spans.capacity() * std::mem::size_of::<Span>()
+        self.spans.heap_bytes()
     }
 
     /// Puts an event at `timestamp` into its session: a new one, one that
     /// grows, or two that merge. A refused insert changes nothing.
     pub fn insert(&mut self, timestamp: u64) -> Result<Insertion> {
         self.watermark.admit(timestamp)?;
-        let gap = self.gap;
-        // Spans are sorted and more than gap apart, so their reaches are too:
-        // only the first span reaching up to timestamp and its successor can
-        // take the event in.
-        let index = self
-            .spans
-            .partition_point(|span| span.last.saturating_add(gap) < timestamp);
-        let joins = |index: usize| {
-            self.spans
-                .get(index)
-                .copied()
-                .filter(|span| span.reaches(timestamp, gap))
-        };
-        match (joins(index), joins(index + 1)) {
-            (None, _) => self.open(index, timestamp),
-            (Some(older), Some(newer)) => {
-                let span = Span {
-                    first: older.first,
-                    last: newer.last,
-                };
-                self.spans.splice(index..=index + 1, [span]);
-                Ok(Insertion {
-                    span,
-                    replaced: Replaced::Two(older, newer),
-                })
-            }
-            (Some(held), None) => {
-                let span = held.covering(timestamp);
-                if span == held {
-                    return Ok(Insertion {
-                        span,
-                        replaced: Replaced::Nothing,
-                    });
-                }
-                if let Some(slot) = self.spans.get_mut(index) {
-                    *slot = span;
-                }
-                Ok(Insertion {
-                    span,
-                    replaced: Replaced::One(held),
-                })
-            }
-        }
-    }
-
-    fn open(&mut self, index: usize, timestamp: u64) -> Result<Insertion> {
-        if self.spans.len() >= MAX_SESSIONS {
+        let placement = self.spans.place(timestamp, self.gap);
+        if placement.opens() && self.spans.len() >= MAX_SESSIONS {
             return Err(Error::TooManySessions {
                 limit: MAX_SESSIONS,
             });
         }
-        // Doubling from one keeps a small tracker small: Vec would start at four.
-        if self.spans.len() == self.spans.capacity() {
-            self.spans.reserve_exact(self.spans.len().max(1));
-        }
-        let span = Span::at(timestamp);
-        self.spans.insert(index, span);
-        Ok(Insertion {
-            span,
-            replaced: Replaced::Nothing,
-        })
+        Ok(self.spans.apply(placement, timestamp))
     }
 
     /// Moves the watermark forward; says whether it moved.
@@ -221,19 +86,15 @@ impl Sessions {
         self.watermark.advance(timestamp)
     }
 
-    fn is_closed(&self, span: &Span) -> bool {
-        self.watermark.has_passed(span.last, self.gap)
-    }
-
     /// Removes and returns the oldest closed span.
     pub fn take_closed(&mut self) -> Option<Span> {
         // Spans close in order (last + gap grows with the index), so a closed
         // span, if any, is the first.
-        let oldest = *self.spans.first()?;
-        if !self.is_closed(&oldest) {
+        let oldest = self.spans.first()?;
+        if !self.watermark.has_passed(oldest.last, self.gap) {
             return None;
         }
-        self.spans.remove(0);
+        self.spans.remove_first();
         Some(oldest)
     }
 }
@@ -241,6 +102,7 @@ impl Sessions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::span::Replaced;
 
     const MAX: u64 = u64::MAX;
 
@@ -470,17 +332,21 @@ mod tests {
     }
 
     #[test]
-    fn heap_grows_by_doubling_from_one() {
+    fn one_session_lives_inline_and_more_double_on_the_heap() {
+        let span_bytes = std::mem::size_of::<Span>();
         let mut sessions = Sessions::new(1).unwrap();
-        assert_eq!(sessions.heap_bytes(), 0);
         sessions.insert(0).unwrap();
-        assert_eq!(sessions.heap_bytes(), std::mem::size_of::<Span>());
-        for n in 1..MAX_SESSIONS as u64 {
+        assert_eq!(sessions.heap_bytes(), 0);
+        sessions.insert(10).unwrap();
+        assert_eq!(sessions.heap_bytes(), 2 * span_bytes);
+        sessions.insert(20).unwrap();
+        assert_eq!(sessions.heap_bytes(), 4 * span_bytes);
+        for n in 3..MAX_SESSIONS as u64 {
             sessions.insert(n * 10).unwrap();
         }
-        assert_eq!(
-            sessions.heap_bytes(),
-            MAX_SESSIONS * std::mem::size_of::<Span>()
-        );
+        assert_eq!(sessions.heap_bytes(), MAX_SESSIONS * span_bytes);
+        sessions.advance_watermark(u64::MAX);
+        while sessions.take_closed().is_some() {}
+        assert_eq!(sessions.heap_bytes(), 0);
     }
 }

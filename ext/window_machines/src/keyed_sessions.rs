@@ -1,0 +1,455 @@
+//! `WindowMachines::KeyedSessions`.
+//!
+//! Keys are matched the way a Ruby Hash matches them (`hash` and `eql?`), by
+//! a private Ruby Hash from each held key to where the core keeps its state.
+//! The core holds the key objects too, so they are marked here, pinned.
+
+use std::cell::{Cell, RefCell};
+
+use magnus::{
+    gc, method,
+    prelude::*,
+    rb_sys::{AsRawValue, FromRawValue},
+    scan_args::get_kwargs,
+    scan_args::scan_args,
+    value::Opaque,
+    DataTypeFunctions, Error, Fixnum, RArray, RClass, RHash, RModule, RString, Ruby, TypedData,
+    Value,
+};
+use window_machines_core::{KeySlot, KeyedSessions, Span};
+
+use crate::checkpoint;
+use crate::convert::{optional_u64, span_array, spans_array, to_u64};
+use crate::errors::{check_frozen, described, refused, wrong_type};
+use crate::receiver::unwrap;
+
+type Key = Opaque<Value>;
+
+#[derive(TypedData, Default)]
+#[magnus(class = "WindowMachines::KeyedSessions", free_immediately, mark, size)]
+pub struct RbKeyedSessions {
+    tracker: RefCell<KeyedSessions<Key>>,
+    /// Held key => slot index. Set by initialize, from_h, dup or Marshal.
+    slots: Cell<Option<Opaque<RHash>>>,
+}
+
+impl DataTypeFunctions for RbKeyedSessions {
+    fn mark(&self, marker: &gc::Marker) {
+        if let Some(slots) = self.slots.get() {
+            marker.mark(slots);
+        }
+        // The tracker is only ever borrowed while no Ruby object is being
+        // allocated, so a GC never finds it borrowed.
+        if let Ok(tracker) = self.tracker.try_borrow() {
+            for (_, key) in tracker.slots() {
+                // Pinned: the core's copy of the key must not move.
+                marker.mark(*key);
+            }
+        }
+    }
+
+    fn size(&self) -> usize {
+        let heap = self
+            .tracker
+            .try_borrow()
+            .map_or(0, |tracker| tracker.heap_bytes());
+        std::mem::size_of::<Self>() + heap
+    }
+}
+
+/// The key as a Hash stores it: an unfrozen String becomes a frozen copy,
+/// so that changing the caller's String cannot change a held key.
+fn stored_key(key: Value) -> Value {
+    match RString::from_value(key) {
+        Some(string) if !key.is_frozen() => {
+            // SAFETY: key is a String; rb_str_new_frozen only allocates.
+            unsafe { Value::from_raw(rb_sys::rb_str_new_frozen(string.as_raw())) }
+        }
+        _ => key,
+    }
+}
+
+fn slot_of(value: Value) -> Option<KeySlot> {
+    let index = Fixnum::from_value(value)?.to_i64();
+    u32::try_from(index).ok().map(KeySlot::from_index)
+}
+
+/// `[key, first, last]`.
+fn keyed_span(ruby: &Ruby, key: Value, span: Span) -> RArray {
+    ruby.ary_new_from_values(&[
+        key,
+        ruby.integer_from_u64(span.first).as_value(),
+        ruby.integer_from_u64(span.last).as_value(),
+    ])
+}
+
+impl RbKeyedSessions {
+    /// Runs `f` on the tracker. No Ruby code runs and nothing is allocated
+    /// while it is borrowed; should that ever change, Ruby gets an error
+    /// rather than a panic.
+    fn with<R>(
+        &self,
+        ruby: &Ruby,
+        f: impl FnOnce(&mut KeyedSessions<Key>) -> R,
+    ) -> Result<R, Error> {
+        match self.tracker.try_borrow_mut() {
+            Ok(mut tracker) => Ok(f(&mut tracker)),
+            Err(_) => Err(Error::new(
+                ruby.exception_runtime_error(),
+                "WindowMachines::KeyedSessions re-entered while in use",
+            )),
+        }
+    }
+
+    fn unfrozen(ruby: &Ruby, rb_self: Value) -> Result<&Self, Error> {
+        let this = unwrap::<Self>(ruby, rb_self)?;
+        check_frozen(ruby, rb_self)?;
+        Ok(this)
+    }
+
+    fn slots(&self, ruby: &Ruby) -> RHash {
+        match self.slots.get() {
+            Some(slots) => ruby.get_inner(slots),
+            None => {
+                let slots = ruby.hash_new();
+                self.slots.set(Some(slots.into()));
+                slots
+            }
+        }
+    }
+
+    /// Replaces the whole state. The tracker goes in first, so its keys are
+    /// marked before the key table is built (which allocates).
+    fn install(&self, ruby: &Ruby, tracker: KeyedSessions<Key>) -> Result<(), Error> {
+        self.with(ruby, |held| *held = tracker)?;
+        let keys: Vec<(KeySlot, Key)> = self.with(ruby, |held| {
+            held.slots().map(|(slot, key)| (slot, *key)).collect()
+        })?;
+        let slots = ruby.hash_new();
+        for (slot, key) in keys {
+            slots.aset(ruby.get_inner(key), slot.index())?;
+        }
+        self.slots.set(Some(slots.into()));
+        Ok(())
+    }
+
+    fn initialize(ruby: &Ruby, rb_self: Value, args: &[Value]) -> Result<(), Error> {
+        let this = Self::unfrozen(ruby, rb_self)?;
+        let args = scan_args::<(Value,), (), (), (), RHash, ()>(args)?;
+        let kwargs =
+            get_kwargs::<_, (), (Option<Value>,), ()>(args.keywords, &[], &["max_sessions"])?;
+        let gap = to_u64(ruby, "gap", args.required.0)?;
+        let max_sessions = match kwargs.optional.0 {
+            Some(limit) => checkpoint::optional_u64(ruby, "max_sessions", limit)?,
+            None => None,
+        };
+        let tracker =
+            KeyedSessions::new(gap, max_sessions).map_err(|error| refused(ruby, error))?;
+        this.install(ruby, tracker)
+    }
+
+    fn initialize_copy(ruby: &Ruby, rb_self: Value, other: Value) -> Result<(), Error> {
+        let this = Self::unfrozen(ruby, rb_self)?;
+        let copy = unwrap::<Self>(ruby, other)?.with(ruby, |tracker| tracker.clone())?;
+        this.install(ruby, copy)
+    }
+
+    /// With a block, yields `(old_span, new_span)` for each of the key's
+    /// spans the insert replaced, oldest first, once the tracker is updated.
+    fn insert(ruby: &Ruby, rb_self: Value, key: Value, timestamp: Value) -> Result<RArray, Error> {
+        let this = Self::unfrozen(ruby, rb_self)?;
+        let timestamp = to_u64(ruby, "timestamp", timestamp)?;
+        let slots = this.slots(ruby);
+        let slot = slots.get(key).and_then(slot_of);
+        let key = if slot.is_some() { key } else { stored_key(key) };
+        let done = this
+            .with(ruby, |tracker| {
+                tracker.insert(slot, || key.into(), timestamp)
+            })?
+            .map_err(|error| refused(ruby, error))?;
+        if done.new_key {
+            slots.aset(key, done.slot.index())?;
+        }
+        let span = done.insertion.span;
+        if ruby.block_given() {
+            for old in done.insertion.replaced.spans() {
+                ruby.yield_values::<_, Value>((span_array(ruby, old), span_array(ruby, span)))?;
+            }
+        }
+        Ok(span_array(ruby, span))
+    }
+
+    fn advance_watermark(ruby: &Ruby, rb_self: Value, timestamp: Value) -> Result<bool, Error> {
+        let this = Self::unfrozen(ruby, rb_self)?;
+        let timestamp = to_u64(ruby, "timestamp", timestamp)?;
+        this.with(ruby, |tracker| tracker.advance_watermark(timestamp))
+    }
+
+    fn take_closed(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
+        let this = Self::unfrozen(ruby, rb_self)?;
+        let Some(handover) = this.with(ruby, |tracker| tracker.take_closed())? else {
+            return Ok(ruby.qnil().as_value());
+        };
+        let key = ruby.get_inner(handover.key);
+        if handover.released {
+            let slots = this.slots(ruby);
+            // A key changed while held (as with a Hash) is found only after a rehash.
+            if slots.delete::<_, Value>(key)?.is_nil() {
+                slots.funcall::<_, _, Value>("rehash", ())?;
+                slots.delete::<_, Value>(key)?;
+            }
+        }
+        Ok(keyed_span(ruby, key, handover.span).as_value())
+    }
+
+    fn watermark(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
+        let this = unwrap::<Self>(ruby, rb_self)?;
+        Ok(optional_u64(
+            ruby,
+            this.with(ruby, |tracker| tracker.watermark())?,
+        ))
+    }
+
+    fn gap(ruby: &Ruby, rb_self: Value) -> Result<u64, Error> {
+        unwrap::<Self>(ruby, rb_self)?.with(ruby, |tracker| tracker.gap())
+    }
+
+    fn max_sessions(ruby: &Ruby, rb_self: Value) -> Result<Option<usize>, Error> {
+        unwrap::<Self>(ruby, rb_self)?.with(ruby, |tracker| tracker.max_sessions())
+    }
+
+    fn held(ruby: &Ruby, rb_self: Value) -> Result<usize, Error> {
+        unwrap::<Self>(ruby, rb_self)?.with(ruby, |tracker| tracker.len())
+    }
+
+    fn key_count(ruby: &Ruby, rb_self: Value) -> Result<usize, Error> {
+        unwrap::<Self>(ruby, rb_self)?.with(ruby, |tracker| tracker.key_count())
+    }
+
+    fn sessions_for(ruby: &Ruby, rb_self: Value, key: Value) -> Result<RArray, Error> {
+        let this = unwrap::<Self>(ruby, rb_self)?;
+        let Some(slot) = this.slots(ruby).get(key).and_then(slot_of) else {
+            return Ok(ruby.ary_new());
+        };
+        let spans = this.with(ruby, |tracker| tracker.spans(slot).to_vec())?;
+        Ok(spans_array(ruby, &spans))
+    }
+
+    /// `[[key, first, last], ...]`, in the order the sessions close.
+    fn to_a(ruby: &Ruby, rb_self: Value) -> Result<RArray, Error> {
+        let this = unwrap::<Self>(ruby, rb_self)?;
+        // Copied out first; the keys stay held (and marked) meanwhile.
+        let sessions: Vec<(Key, Span)> = this.with(ruby, |tracker| {
+            tracker.sessions().map(|(key, span)| (*key, span)).collect()
+        })?;
+        let array = ruby.ary_new_capa(sessions.len());
+        for (key, span) in sessions {
+            array.push(keyed_span(ruby, ruby.get_inner(key), span))?;
+        }
+        Ok(array)
+    }
+
+    /// The checkpoint: sessions grouped by key, keys in the order they
+    /// started being held (which breaks ties in the closing order).
+    fn checkpoint(ruby: &Ruby, rb_self: Value, json_keys: bool) -> Result<RHash, Error> {
+        let this = unwrap::<Self>(ruby, rb_self)?;
+        let (gap, max_sessions, watermark, keys) = this.with(ruby, |tracker| {
+            let keys: Vec<(Key, Vec<Span>)> = tracker
+                .keys()
+                .into_iter()
+                .map(|(key, spans)| (*key, spans.to_vec()))
+                .collect();
+            (
+                tracker.gap(),
+                tracker.max_sessions(),
+                tracker.watermark(),
+                keys,
+            )
+        })?;
+        let sessions = ruby.ary_new_capa(keys.len());
+        for (key, spans) in keys {
+            let key = ruby.get_inner(key);
+            if json_keys && !json_representable(ruby, key) {
+                return Err(wrong_type(
+                    ruby,
+                    format!(
+                        "key {} has no exact JSON form (Strings, Integers, true, false, nil and \
+                         Arrays of them do); use Marshal to checkpoint such keys",
+                        described(key)
+                    ),
+                ));
+            }
+            for span in spans {
+                sessions.push(keyed_span(ruby, key, span))?;
+            }
+        }
+        let hash = ruby.hash_new();
+        hash.aset(ruby.to_symbol("gap"), gap)?;
+        hash.aset(ruby.to_symbol("max_sessions"), max_sessions)?;
+        hash.aset(ruby.to_symbol("watermark"), watermark)?;
+        hash.aset(ruby.to_symbol("sessions"), sessions)?;
+        Ok(hash)
+    }
+
+    fn to_h(ruby: &Ruby, rb_self: Value) -> Result<RHash, Error> {
+        Self::checkpoint(ruby, rb_self, true)
+    }
+
+    fn marshal_dump(ruby: &Ruby, rb_self: Value) -> Result<RHash, Error> {
+        Self::checkpoint(ruby, rb_self, false)
+    }
+
+    /// The tracker a checkpoint describes, checked as untrusted input.
+    fn restore(ruby: &Ruby, input: Value) -> Result<KeyedSessions<Key>, Error> {
+        let [gap, max_sessions, watermark, sessions] = checkpoint::fields(
+            ruby,
+            input,
+            ["gap", "max_sessions", "watermark", "sessions"],
+        )?;
+        let gap = to_u64(ruby, "gap", gap)?;
+        let max_sessions = checkpoint::optional_u64(ruby, "max_sessions", max_sessions)?;
+        let watermark = checkpoint::optional_u64(ruby, "watermark", watermark)?;
+        let keys = keyed_spans(ruby, sessions)?;
+        KeyedSessions::from_parts(gap, max_sessions, watermark, keys)
+            .map_err(|error| refused(ruby, error))
+    }
+
+    fn from_h(ruby: &Ruby, class: RClass, input: Value) -> Result<Value, Error> {
+        // Made first: nothing may be allocated between restore and install.
+        let object = ruby.obj_wrap_as(Self::default(), class);
+        let tracker = Self::restore(ruby, input)?;
+        object.install(ruby, tracker)?;
+        Ok(object.as_value())
+    }
+
+    fn marshal_load(ruby: &Ruby, rb_self: Value, input: Value) -> Result<(), Error> {
+        let this = Self::unfrozen(ruby, rb_self)?;
+        let tracker = Self::restore(ruby, input)?;
+        this.install(ruby, tracker)
+    }
+
+    fn inspect(ruby: &Ruby, rb_self: Value) -> Result<String, Error> {
+        let this = unwrap::<Self>(ruby, rb_self)?;
+        let (gap, watermark, held, keys) = this.with(ruby, |tracker| {
+            (
+                tracker.gap(),
+                tracker.watermark(),
+                tracker.len(),
+                tracker.key_count(),
+            )
+        })?;
+        let watermark = watermark.map_or_else(|| "nil".to_owned(), |value| value.to_string());
+        Ok(format!(
+            "#<{} gap={gap} watermark={watermark} sessions={held} keys={keys}>",
+            rb_self.class()
+        ))
+    }
+}
+
+/// Whether `value` comes back from JSON as an equal key.
+fn json_representable(ruby: &Ruby, value: Value) -> bool {
+    let literal = [
+        ruby.qnil().as_value(),
+        ruby.qtrue().as_value(),
+        ruby.qfalse().as_value(),
+    ];
+    if literal
+        .iter()
+        .any(|literal| literal.as_raw() == value.as_raw())
+    {
+        return true;
+    }
+    if Fixnum::from_value(value).is_some() || magnus::RBignum::from_value(value).is_some() {
+        return true;
+    }
+    if RString::from_value(value).is_some() {
+        return true;
+    }
+    match RArray::from_value(value) {
+        Some(array) => (0..array.len()).all(|index| {
+            array
+                .entry::<Value>(index as isize)
+                .is_ok_and(|entry| json_representable(ruby, entry))
+        }),
+        None => false,
+    }
+}
+
+/// `[[key, first, last], ...]` grouped by key (as a Hash groups keys), keys
+/// in the order they first appear.
+fn keyed_spans(ruby: &Ruby, value: Value) -> Result<Vec<(Key, Vec<Span>)>, Error> {
+    let array = RArray::from_value(value).ok_or_else(|| {
+        wrong_type(
+            ruby,
+            format!(
+                "sessions must be an Array of [key, first, last], got {}",
+                described(value)
+            ),
+        )
+    })?;
+    // Key => index into `keys`. It also keeps the frozen copies of String
+    // keys alive until the caller installs the tracker (allocating nothing
+    // in between), after which the tracker marks them.
+    let index_of = ruby.hash_new();
+    let mut keys: Vec<(Key, Vec<Span>)> = Vec::new();
+    for index in 0..array.len() {
+        let entry: Value = array.entry(index as isize)?;
+        let triple = RArray::from_value(entry)
+            .filter(|triple| triple.len() == 3)
+            .ok_or_else(|| {
+                wrong_type(
+                    ruby,
+                    format!(
+                        "sessions[{index}] must be an Array of [key, first, last], got {}",
+                        described(entry)
+                    ),
+                )
+            })?;
+        let key = stored_key(triple.entry(0)?);
+        let first = to_u64(ruby, &format!("sessions[{index}] first"), triple.entry(1)?)?;
+        let last = to_u64(ruby, &format!("sessions[{index}] last"), triple.entry(2)?)?;
+        let known = index_of.get(key).and_then(Fixnum::from_value);
+        let position = match known.and_then(|found| usize::try_from(found.to_i64()).ok()) {
+            Some(found) => found,
+            None => {
+                index_of.aset(key, keys.len())?;
+                keys.push((key.into(), Vec::new()));
+                keys.len() - 1
+            }
+        };
+        if let Some((_, spans)) = keys.get_mut(position) {
+            spans.push(Span { first, last });
+        }
+    }
+    Ok(keys)
+}
+
+pub fn define(ruby: &Ruby, module: RModule) -> Result<(), Error> {
+    let class = module.define_class("KeyedSessions", ruby.class_object())?;
+    class.define_alloc_func::<RbKeyedSessions>();
+    class.funcall::<_, _, Value>("private_class_method", (ruby.to_symbol("allocate"),))?;
+    class.define_singleton_method("from_h", method!(RbKeyedSessions::from_h, 1))?;
+    class.define_method("initialize", method!(RbKeyedSessions::initialize, -1))?;
+    class.define_method(
+        "initialize_copy",
+        method!(RbKeyedSessions::initialize_copy, 1),
+    )?;
+    class.define_method("insert", method!(RbKeyedSessions::insert, 2))?;
+    class.define_method(
+        "advance_watermark",
+        method!(RbKeyedSessions::advance_watermark, 1),
+    )?;
+    class.define_method("take_closed", method!(RbKeyedSessions::take_closed, 0))?;
+    class.define_method("watermark", method!(RbKeyedSessions::watermark, 0))?;
+    class.define_method("gap", method!(RbKeyedSessions::gap, 0))?;
+    class.define_method("max_sessions", method!(RbKeyedSessions::max_sessions, 0))?;
+    class.define_method("size", method!(RbKeyedSessions::held, 0))?;
+    class.define_method("key_count", method!(RbKeyedSessions::key_count, 0))?;
+    class.define_method("sessions_for", method!(RbKeyedSessions::sessions_for, 1))?;
+    class.define_method("to_a", method!(RbKeyedSessions::to_a, 0))?;
+    class.define_method("to_h", method!(RbKeyedSessions::to_h, 0))?;
+    class.define_method("marshal_dump", method!(RbKeyedSessions::marshal_dump, 0))?;
+    class.define_method("marshal_load", method!(RbKeyedSessions::marshal_load, 1))?;
+    class.define_method("inspect", method!(RbKeyedSessions::inspect, 0))?;
+    Ok(())
+}

@@ -1,0 +1,257 @@
+//! The sorted spans of one tracker (or of one key), and the joining and
+//! merging rules, shared by [`crate::Sessions`] and [`crate::KeyedSessions`].
+
+use std::hash::{Hash, Hasher};
+
+use crate::error::{Error, Result};
+use crate::span::{Insertion, Replaced, Span};
+
+/// The most sessions one tracker, or one key, holds until they are handed over.
+pub const MAX_SESSIONS: usize = 32;
+
+/// Spans sorted, disjoint and more than a gap apart; at most [`MAX_SESSIONS`].
+///
+/// Most trackers, and most keys of a keyed tracker, hold one session at a
+/// time, so one span is kept inline and only two or more take the heap.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum SpanList {
+    #[default]
+    Empty,
+    One(Span),
+    Many(Vec<Span>),
+}
+
+impl PartialEq for SpanList {
+    fn eq(&self, other: &SpanList) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for SpanList {}
+
+impl Hash for SpanList {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+/// Where an event goes, worked out before anything changes, so that a
+/// caller can refuse a new session without having touched the list.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Placement {
+    /// A new session at this index.
+    Open(usize),
+    /// Inside this held span: nothing changes.
+    Inside(Span),
+    /// The span at `index` grows to `span`.
+    Grow {
+        index: usize,
+        held: Span,
+        span: Span,
+    },
+    /// The spans at `index` and `index + 1` merge into `span`.
+    Merge {
+        index: usize,
+        older: Span,
+        newer: Span,
+        span: Span,
+    },
+}
+
+impl Placement {
+    pub(crate) fn opens(&self) -> bool {
+        matches!(self, Placement::Open(_))
+    }
+}
+
+impl SpanList {
+    /// Spans from outside, checked: sorted, each first at or before its
+    /// last, any two more than `gap` apart, at most [`MAX_SESSIONS`].
+    pub(crate) fn validated(spans: Vec<Span>, gap: u64) -> Result<SpanList> {
+        if spans.len() > MAX_SESSIONS {
+            return Err(Error::TooManySpans {
+                count: spans.len(),
+                limit: MAX_SESSIONS,
+            });
+        }
+        if let Some(span) = spans.iter().find(|span| span.first > span.last) {
+            return Err(Error::ReversedSpan {
+                first: span.first,
+                last: span.last,
+            });
+        }
+        let too_close = |pair: &&[Span]| match pair {
+            [earlier, later] => later.first.saturating_sub(earlier.last) <= gap,
+            _ => false,
+        };
+        if let Some([earlier, later]) = spans.windows(2).find(too_close) {
+            return Err(Error::SpansTooClose {
+                earlier: (earlier.first, earlier.last),
+                later: (later.first, later.last),
+                gap,
+            });
+        }
+        Ok(SpanList::from_vec(spans))
+    }
+
+    fn from_vec(mut spans: Vec<Span>) -> SpanList {
+        match spans.len() {
+            0 => SpanList::Empty,
+            1 => spans.pop().map_or(SpanList::Empty, SpanList::One),
+            _ => {
+                spans.shrink_to_fit();
+                SpanList::Many(spans)
+            }
+        }
+    }
+
+    pub(crate) fn as_slice(&self) -> &[Span] {
+        match self {
+            SpanList::Empty => &[],
+            SpanList::One(span) => std::slice::from_ref(span),
+            SpanList::Many(spans) => spans,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        matches!(self, SpanList::Empty)
+    }
+
+    pub(crate) fn first(&self) -> Option<Span> {
+        self.as_slice().first().copied()
+    }
+
+    pub(crate) fn remove_first(&mut self) {
+        if let SpanList::Many(spans) = self {
+            spans.remove(0);
+            if spans.len() == 1 {
+                *self = SpanList::from_vec(std::mem::take(spans));
+            }
+        } else {
+            *self = SpanList::Empty;
+        }
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            SpanList::Many(spans) => spans.capacity() * std::mem::size_of::<Span>(),
+            _ => 0,
+        }
+    }
+
+    fn open(&mut self, index: usize, span: Span) {
+        match self {
+            SpanList::Empty => *self = SpanList::One(span),
+            SpanList::One(held) => {
+                let mut spans = Vec::with_capacity(2);
+                spans.push(*held);
+                spans.insert(index.min(1), span);
+                *self = SpanList::Many(spans);
+            }
+            SpanList::Many(spans) => {
+                // Doubling keeps the list small: Vec would grow from four.
+                if spans.len() == spans.capacity() {
+                    spans.reserve_exact(spans.len());
+                }
+                spans.insert(index, span);
+            }
+        }
+    }
+
+    fn replace(&mut self, index: usize, span: Span) {
+        let slot = match self {
+            SpanList::Empty => None,
+            SpanList::One(held) => Some(held),
+            SpanList::Many(spans) => spans.get_mut(index),
+        };
+        if let Some(slot) = slot {
+            *slot = span;
+        }
+    }
+
+    fn merge(&mut self, index: usize, span: Span) {
+        if let SpanList::Many(spans) = self {
+            spans.splice(index..=index + 1, [span]);
+            if spans.len() == 1 {
+                *self = SpanList::from_vec(std::mem::take(spans));
+            }
+        }
+    }
+
+    /// Where an event at `timestamp` goes under `gap`.
+    pub(crate) fn place(&self, timestamp: u64, gap: u64) -> Placement {
+        // Spans are sorted and more than gap apart, so their reaches are too:
+        // only the first span reaching up to timestamp and its successor can
+        // take the event in.
+        let spans = self.as_slice();
+        let index = spans.partition_point(|span| span.last.saturating_add(gap) < timestamp);
+        let joins = |index: usize| {
+            spans
+                .get(index)
+                .copied()
+                .filter(|span| span.reaches(timestamp, gap))
+        };
+        match (joins(index), joins(index + 1)) {
+            (None, _) => Placement::Open(index),
+            (Some(older), Some(newer)) => Placement::Merge {
+                index,
+                older,
+                newer,
+                span: Span {
+                    first: older.first,
+                    last: newer.last,
+                },
+            },
+            (Some(held), None) => {
+                let span = held.covering(timestamp);
+                if span == held {
+                    Placement::Inside(held)
+                } else {
+                    Placement::Grow { index, held, span }
+                }
+            }
+        }
+    }
+
+    /// Carries out a placement made by [`SpanList::place`] for `timestamp`
+    /// on this unchanged list. The caller has checked capacity.
+    pub(crate) fn apply(&mut self, placement: Placement, timestamp: u64) -> Insertion {
+        match placement {
+            Placement::Open(index) => {
+                let span = Span::at(timestamp);
+                self.open(index, span);
+                Insertion {
+                    span,
+                    replaced: Replaced::Nothing,
+                }
+            }
+            Placement::Inside(span) => Insertion {
+                span,
+                replaced: Replaced::Nothing,
+            },
+            Placement::Grow { index, held, span } => {
+                self.replace(index, span);
+                Insertion {
+                    span,
+                    replaced: Replaced::One(held),
+                }
+            }
+            Placement::Merge {
+                index,
+                older,
+                newer,
+                span,
+            } => {
+                self.merge(index, span);
+                Insertion {
+                    span,
+                    replaced: Replaced::Two(older, newer),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! KeyedSessions against a naive model: a map of keys to span lists, scanned
+//! in full to find what closes first.
+
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+use window_machines_core::{Error, KeySlot, KeyedSessions, Sessions, Span, MAX_SESSIONS};
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(u8, u64),
+    Advance(u64),
+    Take,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u8..6, 0u64..400).prop_map(|(key, ts)| Op::Insert(key, ts)),
+        1 => (0u64..400).prop_map(Op::Advance),
+        3 => Just(Op::Take),
+    ]
+}
+
+/// One plain Sessions per key (already checked against its own naive model),
+/// plus the order keys were first held in.
+#[derive(Default)]
+struct Model {
+    gap: u64,
+    max_sessions: Option<usize>,
+    watermark: Option<u64>,
+    keys: HashMap<u8, (u64, Sessions)>,
+    next_seen: u64,
+}
+
+impl Model {
+    fn held(&self) -> usize {
+        self.keys
+            .values()
+            .map(|(_, sessions)| sessions.spans().len())
+            .sum()
+    }
+
+    fn insert(&mut self, key: u8, ts: u64) -> std::result::Result<Span, ()> {
+        if self.watermark.is_some_and(|w| ts <= w) {
+            return Err(());
+        }
+        let (gap, watermark) = (self.gap, self.watermark);
+        let mut sessions = self
+            .keys
+            .get(&key)
+            .map(|(_, sessions)| sessions.clone())
+            .unwrap_or_else(|| Sessions::from_parts(gap, watermark, &[]).unwrap());
+        let before = sessions.spans().len();
+        let span = sessions.insert(ts).map_err(|_| ())?.span;
+        let opened = sessions.spans().len() > before;
+        if opened && self.max_sessions.is_some_and(|limit| self.held() >= limit) {
+            return Err(());
+        }
+        let seen = match self.keys.get(&key) {
+            Some((seen, _)) => *seen,
+            None => {
+                self.next_seen += 1;
+                self.next_seen - 1
+            }
+        };
+        self.keys.insert(key, (seen, sessions));
+        Ok(span)
+    }
+
+    fn advance(&mut self, ts: u64) -> bool {
+        let moves = self.watermark.is_none_or(|w| ts > w);
+        if moves {
+            self.watermark = Some(ts);
+            for (_, sessions) in self.keys.values_mut() {
+                sessions.advance_watermark(ts);
+            }
+        }
+        moves
+    }
+
+    fn take(&mut self) -> Option<(u8, Span)> {
+        let watermark = self.watermark?;
+        let (key, span, _) = self
+            .keys
+            .iter()
+            .flat_map(|(key, (seen, sessions))| {
+                sessions
+                    .spans()
+                    .iter()
+                    .map(move |span| (*key, *span, *seen))
+            })
+            .filter(|(_, span, _)| span.last.saturating_add(self.gap) <= watermark)
+            .min_by_key(|(_, span, seen)| (span.last, span.first, *seen))?;
+        let (_, sessions) = self.keys.get_mut(&key)?;
+        assert_eq!(sessions.take_closed(), Some(span));
+        if sessions.spans().is_empty() {
+            self.keys.remove(&key);
+        }
+        Some((key, span))
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn keyed_sessions_match_the_naive_model(
+        gap in 1u64..30,
+        max_sessions in prop::option::of(1u64..80),
+        ops in prop::collection::vec(op(), 1..300),
+    ) {
+        let mut tracker = KeyedSessions::new(gap, max_sessions).unwrap();
+        let mut slots: HashMap<u8, KeySlot> = HashMap::new();
+        let mut model = Model { gap, max_sessions: max_sessions.map(|m| m as usize), ..Model::default() };
+        for op in ops {
+            match op {
+                Op::Insert(key, ts) => {
+                    let expected = model.insert(key, ts);
+                    match tracker.insert(slots.get(&key).copied(), || key, ts) {
+                        Ok(done) => {
+                            prop_assert_eq!(Ok(done.insertion.span), expected);
+                            prop_assert_eq!(done.new_key, !slots.contains_key(&key));
+                            slots.insert(key, done.slot);
+                        }
+                        Err(error) => {
+                            prop_assert!(matches!(error, Error::Late { .. } | Error::TooManySessions { .. }), "unexpected {:?}", error);
+                            prop_assert_eq!(expected, Err(()));
+                        }
+                    }
+                }
+                Op::Advance(ts) => prop_assert_eq!(tracker.advance_watermark(ts), model.advance(ts)),
+                Op::Take => {
+                    let handover = tracker.take_closed();
+                    let got = handover.as_ref().map(|h| (h.key, h.span));
+                    prop_assert_eq!(got, model.take());
+                    if let Some(h) = handover.filter(|h| h.released) {
+                        prop_assert!(!model.keys.contains_key(&h.key));
+                        slots.remove(&h.key);
+                    }
+                }
+            }
+            prop_assert_eq!(tracker.len(), model.held());
+            prop_assert_eq!(tracker.key_count(), model.keys.len());
+            for (key, slot) in &slots {
+                let expected = model.keys.get(key).map(|(_, s)| s.spans().to_vec()).unwrap_or_default();
+                prop_assert_eq!(tracker.spans(*slot), &expected[..]);
+                prop_assert!(expected.len() <= MAX_SESSIONS);
+            }
+        }
+        // Checkpoint round trip: same sessions in the same closing order.
+        let parts: Vec<(u8, Vec<Span>)> = tracker.keys().into_iter().map(|(k, s)| (*k, s.to_vec())).collect();
+        let restored = KeyedSessions::from_parts(gap, max_sessions, tracker.watermark(), parts).unwrap();
+        prop_assert_eq!(restored.sessions().collect::<Vec<_>>(), tracker.sessions().collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,31 @@
+# frozen_string_literal: true
+
+require "open3"
+require "rbconfig"
+
+RSpec.describe "The runnable examples" do
+  def run_example(name)
+    root = File.expand_path("..", __dir__)
+    output, status = Open3.capture2e(RbConfig.ruby, "-I", File.join(root, "lib"), File.join(root, "examples", name))
+    expect(status).to be_success, output
+    output
+  end
+
+  it "late_signups.rb files the plane signups under their own buckets and refuses the stale retry" do
+    output = run_example("late_signups.rb")
+    expect(output).to include("16:40    14:04     mobile  mateo     14:00-14:10")
+    expect(output).to include("bucket 14:00-14:10 closed: 7 signups")
+    expect(output).to include("16:49    14:05     web     quinn     refused: at or below the watermark 16:36")
+  end
+
+  it "reading_sessions.rb keeps view counts right across a merge" do
+    output = run_example("reading_sessions.rb")
+    expect(output).to include("view at 9:38 -> session 9:00-9:45")
+    expect(output).to include("session 9:00-9:45 finished: 5 views")
+    expect(output).to include("session 11:15-11:20 finished: 2 views")
+  end
+
+  it "surviving_restarts.rb ends where an uninterrupted run ends" do
+    expect(run_example("surviving_restarts.rb")).to include("identical to the uninterrupted run")
+  end
+end
