@@ -1,10 +1,10 @@
 //! `WindowMachines::KeyedSessions`.
 //!
-//! Keys are matched the way a Ruby Hash matches them (`hash` and `eql?`), by
-//! a private Ruby Hash from each held key to where the core keeps its state.
-//! The core holds the key objects too, so they are marked here, pinned.
+//! Keys are matched the way a Ruby Hash matches them, by `hash` and then
+//! `eql?`. The core holds each key object with its hash; they are marked
+//! here, pinned, so neither the GC nor compaction can take them away.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 
 use magnus::{
     gc, method,
@@ -21,39 +21,40 @@ use window_machines_core::{KeySlot, KeyedSessions, Span};
 use crate::checkpoint;
 use crate::convert::{optional_u64, span_array, spans_array, to_u64};
 use crate::errors::{check_frozen, described, refused, wrong_type};
+use crate::key_table::{spread, KeyTable};
 use crate::receiver::unwrap;
 
-type Key = Opaque<Value>;
+/// A held key and its spread Ruby hash, kept so that releasing the key
+/// needs neither its `hash` method nor a look at the key object.
+#[derive(Clone, Copy)]
+struct Key {
+    value: Opaque<Value>,
+    hash: u64,
+}
 
 #[derive(TypedData, Default)]
 #[magnus(class = "WindowMachines::KeyedSessions", free_immediately, mark, size)]
 pub struct RbKeyedSessions {
     tracker: RefCell<KeyedSessions<Key>>,
-    /// Held key => slot index. Set by initialize, from_h, dup or Marshal.
-    slots: Cell<Option<Opaque<RHash>>>,
+    keys: RefCell<KeyTable>,
 }
 
 impl DataTypeFunctions for RbKeyedSessions {
     fn mark(&self, marker: &gc::Marker) {
-        if let Some(slots) = self.slots.get() {
-            marker.mark(slots);
-        }
         // The tracker is only ever borrowed while no Ruby object is being
         // allocated, so a GC never finds it borrowed.
         if let Ok(tracker) = self.tracker.try_borrow() {
             for (_, key) in tracker.slots() {
                 // Pinned: the core's copy of the key must not move.
-                marker.mark(*key);
+                marker.mark(key.value);
             }
         }
     }
 
     fn size(&self) -> usize {
-        let heap = self
-            .tracker
-            .try_borrow()
-            .map_or(0, |tracker| tracker.heap_bytes());
-        std::mem::size_of::<Self>() + heap
+        let tracker = self.tracker.try_borrow().map_or(0, |t| t.heap_bytes());
+        let keys = self.keys.try_borrow().map_or(0, |k| k.heap_bytes());
+        std::mem::size_of::<Self>() + tracker + keys
     }
 }
 
@@ -69,9 +70,23 @@ fn stored_key(key: Value) -> Value {
     }
 }
 
-fn slot_of(value: Value) -> Option<KeySlot> {
-    let index = Fixnum::from_value(value)?.to_i64();
-    u32::try_from(index).ok().map(KeySlot::from_index)
+/// Unreachable while no Ruby code runs under a borrow; an error, not a panic.
+fn reentered(ruby: &Ruby) -> Error {
+    Error::new(
+        ruby.exception_runtime_error(),
+        "WindowMachines::KeyedSessions re-entered while in use",
+    )
+}
+
+/// The key's Ruby `hash`, spread for the key table.
+fn hash_of(key: Value) -> Result<u64, Error> {
+    let hash = key.hash()?;
+    let hash = match hash.to_i64() {
+        Ok(hash) => hash,
+        // A Bignum from a user's `hash` method: hash it down, as Hash does.
+        Err(_) => hash.as_value().hash()?.to_i64()?,
+    };
+    Ok(spread(hash))
 }
 
 /// `[key, first, last]`.
@@ -92,13 +107,34 @@ impl RbKeyedSessions {
         ruby: &Ruby,
         f: impl FnOnce(&mut KeyedSessions<Key>) -> R,
     ) -> Result<R, Error> {
-        match self.tracker.try_borrow_mut() {
-            Ok(mut tracker) => Ok(f(&mut tracker)),
-            Err(_) => Err(Error::new(
-                ruby.exception_runtime_error(),
-                "WindowMachines::KeyedSessions re-entered while in use",
-            )),
+        let mut tracker = self.tracker.try_borrow_mut().map_err(|_| reentered(ruby))?;
+        Ok(f(&mut tracker))
+    }
+
+    fn table<R>(&self, ruby: &Ruby, f: impl FnOnce(&mut KeyTable) -> R) -> Result<R, Error> {
+        let mut keys = self.keys.try_borrow_mut().map_err(|_| reentered(ruby))?;
+        Ok(f(&mut keys))
+    }
+
+    /// The key's hash, and its slot if it is held. Candidates are compared
+    /// with `eql?` (which may run Ruby code) outside any borrow.
+    fn find(&self, ruby: &Ruby, key: Value) -> Result<(u64, Option<KeySlot>), Error> {
+        let hash = hash_of(key)?;
+        for nth in 0.. {
+            let Some(slot) = self.table(ruby, |keys| keys.candidate(hash, nth))? else {
+                break;
+            };
+            let held = self.with(ruby, |tracker| tracker.key(slot).copied())?;
+            // A stale entry: its slot was released, or reused by another key.
+            let Some(held) = held.filter(|held| held.hash == hash) else {
+                continue;
+            };
+            let held = ruby.get_inner(held.value);
+            if held.as_raw() == key.as_raw() || key.eql(held)? {
+                return Ok((hash, Some(slot)));
+            }
         }
+        Ok((hash, None))
     }
 
     fn unfrozen(ruby: &Ruby, rb_self: Value) -> Result<&Self, Error> {
@@ -107,30 +143,14 @@ impl RbKeyedSessions {
         Ok(this)
     }
 
-    fn slots(&self, ruby: &Ruby) -> RHash {
-        match self.slots.get() {
-            Some(slots) => ruby.get_inner(slots),
-            None => {
-                let slots = ruby.hash_new();
-                self.slots.set(Some(slots.into()));
-                slots
-            }
-        }
-    }
-
-    /// Replaces the whole state. The tracker goes in first, so its keys are
-    /// marked before the key table is built (which allocates).
+    /// Replaces the whole state, indexing every held key.
     fn install(&self, ruby: &Ruby, tracker: KeyedSessions<Key>) -> Result<(), Error> {
-        self.with(ruby, |held| *held = tracker)?;
-        let keys: Vec<(KeySlot, Key)> = self.with(ruby, |held| {
-            held.slots().map(|(slot, key)| (slot, *key)).collect()
-        })?;
-        let slots = ruby.hash_new();
-        for (slot, key) in keys {
-            slots.aset(ruby.get_inner(key), slot.index())?;
+        let mut keys = KeyTable::default();
+        for (slot, key) in tracker.slots() {
+            keys.insert(key.hash, slot, |_, _| true);
         }
-        self.slots.set(Some(slots.into()));
-        Ok(())
+        self.with(ruby, |held| *held = tracker)?;
+        self.table(ruby, |table| *table = keys)
     }
 
     fn initialize(ruby: &Ruby, rb_self: Value, args: &[Value]) -> Result<(), Error> {
@@ -150,8 +170,11 @@ impl RbKeyedSessions {
 
     fn initialize_copy(ruby: &Ruby, rb_self: Value, other: Value) -> Result<(), Error> {
         let this = Self::unfrozen(ruby, rb_self)?;
-        let copy = unwrap::<Self>(ruby, other)?.with(ruby, |tracker| tracker.clone())?;
-        this.install(ruby, copy)
+        let other = unwrap::<Self>(ruby, other)?;
+        let tracker = other.with(ruby, |tracker| tracker.clone())?;
+        let keys = other.table(ruby, |keys| keys.clone())?;
+        this.with(ruby, |held| *held = tracker)?;
+        this.table(ruby, |table| *table = keys)
     }
 
     /// With a block, yields `(old_span, new_span)` for each of the key's
@@ -159,16 +182,18 @@ impl RbKeyedSessions {
     fn insert(ruby: &Ruby, rb_self: Value, key: Value, timestamp: Value) -> Result<RArray, Error> {
         let this = Self::unfrozen(ruby, rb_self)?;
         let timestamp = to_u64(ruby, "timestamp", timestamp)?;
-        let slots = this.slots(ruby);
-        let slot = slots.get(key).and_then(slot_of);
-        let key = if slot.is_some() { key } else { stored_key(key) };
+        let (hash, slot) = this.find(ruby, key)?;
+        let key = Key {
+            value: if slot.is_some() { key } else { stored_key(key) }.into(),
+            hash,
+        };
         let done = this
-            .with(ruby, |tracker| {
-                tracker.insert(slot, || key.into(), timestamp)
-            })?
+            .with(ruby, |tracker| tracker.insert(slot, || key, timestamp))?
             .map_err(|error| refused(ruby, error))?;
         if done.new_key {
-            slots.aset(key, done.slot.index())?;
+            let tracker = this.tracker.try_borrow().map_err(|_| reentered(ruby))?;
+            let holds = |hash, slot| tracker.key(slot).is_some_and(|key| key.hash == hash);
+            this.table(ruby, |keys| keys.insert(hash, done.slot, holds))?;
         }
         let span = done.insertion.span;
         if ruby.block_given() {
@@ -190,15 +215,7 @@ impl RbKeyedSessions {
         let Some(handover) = this.with(ruby, |tracker| tracker.take_closed())? else {
             return Ok(ruby.qnil().as_value());
         };
-        let key = ruby.get_inner(handover.key);
-        if handover.released {
-            let slots = this.slots(ruby);
-            // A key changed while held (as with a Hash) is found only after a rehash.
-            if slots.delete::<_, Value>(key)?.is_nil() {
-                slots.funcall::<_, _, Value>("rehash", ())?;
-                slots.delete::<_, Value>(key)?;
-            }
-        }
+        let key = ruby.get_inner(handover.key.value);
         Ok(keyed_span(ruby, key, handover.span).as_value())
     }
 
@@ -228,7 +245,7 @@ impl RbKeyedSessions {
 
     fn sessions_for(ruby: &Ruby, rb_self: Value, key: Value) -> Result<RArray, Error> {
         let this = unwrap::<Self>(ruby, rb_self)?;
-        let Some(slot) = this.slots(ruby).get(key).and_then(slot_of) else {
+        let Some(slot) = this.find(ruby, key)?.1 else {
             return Ok(ruby.ary_new());
         };
         let spans = this.with(ruby, |tracker| tracker.spans(slot).to_vec())?;
@@ -244,7 +261,7 @@ impl RbKeyedSessions {
         })?;
         let array = ruby.ary_new_capa(sessions.len());
         for (key, span) in sessions {
-            array.push(keyed_span(ruby, ruby.get_inner(key), span))?;
+            array.push(keyed_span(ruby, ruby.get_inner(key.value), span))?;
         }
         Ok(array)
     }
@@ -268,7 +285,7 @@ impl RbKeyedSessions {
         })?;
         let sessions = ruby.ary_new_capa(keys.len());
         for (key, spans) in keys {
-            let key = ruby.get_inner(key);
+            let key = ruby.get_inner(key.value);
             if json_keys && !json_representable(ruby, key) {
                 return Err(wrong_type(
                     ruby,
@@ -413,7 +430,13 @@ fn keyed_spans(ruby: &Ruby, value: Value) -> Result<Vec<(Key, Vec<Span>)>, Error
             Some(found) => found,
             None => {
                 index_of.aset(key, keys.len())?;
-                keys.push((key.into(), Vec::new()));
+                keys.push((
+                    Key {
+                        value: key.into(),
+                        hash: hash_of(key)?,
+                    },
+                    Vec::new(),
+                ));
                 keys.len() - 1
             }
         };

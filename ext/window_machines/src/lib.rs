@@ -6,6 +6,7 @@ mod checkpoint;
 mod convert;
 mod errors;
 mod identity;
+mod key_table;
 mod keyed_sessions;
 mod receiver;
 mod sessions;

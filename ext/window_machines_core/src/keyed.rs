@@ -65,6 +65,8 @@ pub struct KeyedInsertion {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Handover<K> {
     pub key: K,
+    /// Where the key was held; vacant once `released`.
+    pub slot: KeySlot,
     pub span: Span,
     /// Whether this was the key's last session, so the key is no longer held.
     pub released: bool,
@@ -330,6 +332,7 @@ impl<K: Clone> KeyedSessions<K> {
         if !state.spans.is_empty() {
             return Some(Handover {
                 key: state.key.clone(),
+                slot,
                 span,
                 released: false,
             });
@@ -338,6 +341,7 @@ impl<K: Clone> KeyedSessions<K> {
         self.free_slots.push(slot.0);
         Some(Handover {
             key: state.key,
+            slot,
             span,
             released: true,
         })
