@@ -25,6 +25,13 @@ RSpec.describe "The runnable examples" do
     expect(output).to include("session 11:15-11:20 finished: 2 views")
   end
 
+  it "partner_batches.rb hands over each partner's batches with running averages" do
+    output = run_example("partner_batches.rb")
+    expect(output).to include("Cobalt invoice issued 09:41 -> batch 09:12-09:50")
+    expect(output).to include("ACME      batch 09:30-10:05 closed: 4 invoices (average per batch so far 3.5)")
+    expect(output).to end_with("partners still held: 0\n")
+  end
+
   it "surviving_restarts.rb ends where an uninterrupted run ends" do
     expect(run_example("surviving_restarts.rb")).to include("identical to the uninterrupted run")
   end

@@ -78,15 +78,64 @@ fn reentered(ruby: &Ruby) -> Error {
     )
 }
 
-/// The key's Ruby `hash`, spread for the key table.
-fn hash_of(key: Value) -> Result<u64, Error> {
-    let hash = key.hash()?;
-    let hash = match hash.to_i64() {
-        Ok(hash) => hash,
-        // A Bignum from a user's `hash` method: hash it down, as Hash does.
-        Err(_) => hash.as_value().hash()?.to_i64()?,
+/// How a key is hashed and compared, following what Ruby's Hash does for
+/// the common cases without calling back into Ruby.
+enum KeyKind {
+    /// Immediates that are equal only to themselves (Integers that fit a
+    /// Fixnum, static Symbols, nil, true, false). Floats are not among them:
+    /// 0.0 and -0.0 are eql?.
+    Immediate,
+    /// An instance of String itself (not a subclass, no singleton class):
+    /// Hash hashes and compares its bytes directly.
+    PlainString,
+    /// Anything else: its own `hash` and `eql?` methods.
+    Object,
+}
+
+fn kind_of(ruby: &Ruby, key: Value) -> KeyKind {
+    let raw = key.as_raw();
+    if rb_sys::SPECIAL_CONST_P(raw) && !rb_sys::FLONUM_P(raw) {
+        KeyKind::Immediate
+    } else if RString::from_value(key).is_some()
+        && key.class().as_raw() == ruby.class_string().as_raw()
+    {
+        KeyKind::PlainString
+    } else {
+        KeyKind::Object
+    }
+}
+
+/// The key's hash, spread for the key table.
+fn hash_of(ruby: &Ruby, key: Value) -> Result<u64, Error> {
+    let hash = match kind_of(ruby, key) {
+        KeyKind::Immediate => key.as_raw() as i64,
+        // SAFETY: a String; rb_str_hash reads its bytes and cannot raise.
+        KeyKind::PlainString => unsafe { rb_sys::rb_str_hash(key.as_raw()) as i64 },
+        KeyKind::Object => {
+            let hash = key.hash()?;
+            match hash.to_i64() {
+                Ok(hash) => hash,
+                // A Bignum from a user's `hash` method: hash it down, as Hash does.
+                Err(_) => hash.as_value().hash()?.to_i64()?,
+            }
+        }
     };
     Ok(spread(hash))
+}
+
+/// Whether `key` is the held key, as Hash decides it (identity, then eql?).
+fn same_key(ruby: &Ruby, key: Value, held: Value) -> Result<bool, Error> {
+    if key.as_raw() == held.as_raw() {
+        return Ok(true);
+    }
+    match (kind_of(ruby, key), kind_of(ruby, held)) {
+        (KeyKind::Immediate, _) | (_, KeyKind::Immediate) => Ok(false),
+        // SAFETY: both are Strings; rb_str_hash_cmp compares and cannot raise.
+        (KeyKind::PlainString, KeyKind::PlainString) => {
+            Ok(unsafe { rb_sys::rb_str_hash_cmp(key.as_raw(), held.as_raw()) } == 0)
+        }
+        _ => key.eql(held),
+    }
 }
 
 /// `[key, first, last]`.
@@ -119,7 +168,7 @@ impl RbKeyedSessions {
     /// The key's hash, and its slot if it is held. Candidates are compared
     /// with `eql?` (which may run Ruby code) outside any borrow.
     fn find(&self, ruby: &Ruby, key: Value) -> Result<(u64, Option<KeySlot>), Error> {
-        let hash = hash_of(key)?;
+        let hash = hash_of(ruby, key)?;
         for nth in 0.. {
             let Some(slot) = self.table(ruby, |keys| keys.candidate(hash, nth))? else {
                 break;
@@ -130,7 +179,7 @@ impl RbKeyedSessions {
                 continue;
             };
             let held = ruby.get_inner(held.value);
-            if held.as_raw() == key.as_raw() || key.eql(held)? {
+            if same_key(ruby, key, held)? {
                 return Ok((hash, Some(slot)));
             }
         }
@@ -433,7 +482,7 @@ fn keyed_spans(ruby: &Ruby, value: Value) -> Result<Vec<(Key, Vec<Span>)>, Error
                 keys.push((
                     Key {
                         value: key.into(),
-                        hash: hash_of(key)?,
+                        hash: hash_of(ruby, key)?,
                     },
                     Vec::new(),
                 ));

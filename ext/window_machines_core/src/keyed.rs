@@ -3,7 +3,7 @@
 //! closed sessions never sweeps keys, and a key's state is released the
 //! moment its last session is handed over.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::error::{Error, Result};
 use crate::span::{Insertion, Span};
@@ -80,7 +80,10 @@ pub struct KeyedSessions<K> {
     max_sessions: Option<usize>,
     watermark: Watermark,
     slots: Vec<Option<KeyState<K>>>,
-    free_slots: Vec<u32>,
+    /// Released slots, reused oldest first: keys then sit in the slot
+    /// table roughly in the order they arrive and close, so consecutive
+    /// hand-overs and inserts touch nearby memory.
+    free_slots: VecDeque<u32>,
     closing: BTreeMap<ClosingOrder, KeySlot>,
     next_seen: u64,
     span_heap_bytes: usize,
@@ -95,7 +98,7 @@ impl<K> Default for KeyedSessions<K> {
             max_sessions: None,
             watermark: Watermark::default(),
             slots: Vec::new(),
-            free_slots: Vec::new(),
+            free_slots: VecDeque::new(),
             closing: BTreeMap::new(),
             next_seen: 0,
             span_heap_bytes: 0,
@@ -299,7 +302,7 @@ impl<K: Clone> KeyedSessions<K> {
 
     /// An empty slot, reused if one was released.
     fn vacant_slot(&mut self) -> KeySlot {
-        if let Some(index) = self.free_slots.pop() {
+        if let Some(index) = self.free_slots.pop_front() {
             return KeySlot(index);
         }
         self.slots.push(None);
@@ -338,7 +341,7 @@ impl<K: Clone> KeyedSessions<K> {
             });
         }
         let state = entry.take()?;
-        self.free_slots.push(slot.0);
+        self.free_slots.push_back(slot.0);
         Some(Handover {
             key: state.key,
             slot,
