@@ -37,9 +37,12 @@ File.write("Makefile", <<~MAKEFILE)
   \t  --manifest-path #{workspace_manifest.shellescape} --package #{crate}
   \tcp "$(CARGO_TARGET_DIR)/release/#{cargo_library}" $(TARGET_SO)
 
+  # Copied beside the target, then renamed over it: a process that has the
+  # old library loaded keeps its mapping instead of crashing.
   install: $(TARGET_SO)
   \tmkdir -p "$(DESTDIR)$(RUBYARCHDIR)"
-  \tcp $(TARGET_SO) "$(DESTDIR)$(RUBYARCHDIR)/$(TARGET_SO)"
+  \tcp $(TARGET_SO) "$(DESTDIR)$(RUBYARCHDIR)/$(TARGET_SO).new"
+  \tmv -f "$(DESTDIR)$(RUBYARCHDIR)/$(TARGET_SO).new" "$(DESTDIR)$(RUBYARCHDIR)/$(TARGET_SO)"
   \tif [ "$(CARGO_TARGET_DIR)" = "$(OWN_TARGET_DIR)" ]; then rm -rf "$(OWN_TARGET_DIR)"; fi
 
   clean:
