@@ -1,30 +1,18 @@
 # frozen_string_literal: true
 
-require "open3"
-require "rbconfig"
-
 # One pass of a Sessions scenario with the GC running at every allocation, so
 # that any Ruby object the extension holds without the GC seeing it (a
 # returned array, a Bignum, an error message, a copied tracker) is collected
 # under it. Timestamps sit above 2**63 so every returned Integer is a Bignum,
 # a heap object of its own.
 #
-# The scenario (spec/fixtures/gc_stress_scenario.rb) runs in a fresh Ruby
-# loading this same lib/: GC.stress runs a full GC at every allocation, which
-# takes seconds with RSpec's heap loaded and a fraction of one without it.
+# The scenario (spec/fixtures/gc_stress_scenario.rb) runs in a process of
+# its own; see WindowMachinesSpec::FixtureProcess.
 RSpec.describe "Sessions under GC.stress" do
-  def run_scenario
-    lib = File.dirname($LOADED_FEATURES.find { |feature| feature.end_with?("/window_machines.rb") })
-    script = File.expand_path("fixtures/gc_stress_scenario.rb", __dir__)
-    # Without Bundler or RubyGems the child's heap holds little beyond the gem.
-    stdout, stderr, status = Open3.capture3({ "RUBYOPT" => nil }, RbConfig.ruby, "--disable-gems", "-I", lib, script,
-                                            binmode: true)
-    expect(status).to be_success, "scenario failed (#{status.inspect}):\n#{stderr}"
-    Marshal.load(stdout) # our own child process wrote it
-  end
+  include WindowMachinesSpec::FixtureProcess
 
   it "returns the documented results while the GC runs at every allocation" do
-    results = run_scenario
+    results = run_fixture("gc_stress_scenario.rb")
     b = 2**63
 
     expect(results[:stressed]).to be(true)

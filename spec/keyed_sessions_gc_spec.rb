@@ -6,24 +6,16 @@ RSpec.describe "WindowMachines::KeyedSessions and the garbage collector" do
   # Keys that exist only inside the tracker once the caller lets go.
   def fresh_key(n) = ["partner", n.to_s * 3]
 
-  def stress
-    GC.stress = true
-    yield
-  ensure
-    GC.stress = false
-  end
+  include WindowMachinesSpec::FixtureProcess
 
   it "keeps keys it holds alive and intact under GC.stress" do
-    keyed = WindowMachines::KeyedSessions.new(5)
-    stress do
-      40.times { |n| keyed.insert(fresh_key(n), n * 100) }
-      40.times { |n| expect(keyed.insert(fresh_key(n), (n * 100) + 1)).to eq([n * 100, (n * 100) + 1]) }
-      keyed.advance_watermark(2_000)
-      taken = keyed.each_closed.to_a
-      expect(taken.size).to eq(20)
-      expect(taken.first).to eq([fresh_key(0), 0, 1])
-    end
-    expect(keyed.key_count).to eq(20)
+    results = run_fixture("keyed_gc_stress_scenario.rb")
+    expect(results[:regrown]).to eq(Array.new(40) { |n| [n * 100, (n * 100) + 1] })
+    expect(results[:taken].size).to eq(20)
+    expect(results[:taken].first).to eq([fresh_key(0), 0, 1])
+    expect(results[:held].map(&:first)).to eq(Array.new(20) { |n| fresh_key(n + 20) } + ["unfrozen"])
+    expect(results[:checkpoint]).to eq(results[:held])
+    expect(results[:key_count]).to eq(21)
   end
 
   it "finds its keys again after GC.compact moves objects around" do
