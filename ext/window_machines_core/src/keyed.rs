@@ -314,6 +314,19 @@ impl<K: Clone> KeyedSessions<K> {
         self.watermark.advance(timestamp)
     }
 
+    /// Asks the CPU to start loading a slot that is about to be needed, so
+    /// that handing over many sessions in a row overlaps their cache misses.
+    fn prefetch(&self, slot: KeySlot) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(state) = self.slots.get(slot.0 as usize) {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            // SAFETY: a prefetch never faults and has no visible effect.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((state as *const Option<KeyState<K>>).cast()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = slot;
+    }
+
     /// Removes and returns the session that closed first, across all keys.
     pub fn take_closed(&mut self) -> Option<Handover<K>> {
         let (order, slot) = self.closing.first_key_value()?;
@@ -322,6 +335,9 @@ impl<K: Clone> KeyedSessions<K> {
         }
         let (order, slot) = (*order, *slot);
         self.closing.pop_first();
+        if let Some((_, next)) = self.closing.first_key_value() {
+            self.prefetch(*next);
+        }
         let span = Span {
             first: order.first,
             last: order.last,
