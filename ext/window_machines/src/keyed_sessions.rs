@@ -22,7 +22,7 @@ use crate::checkpoint;
 use crate::convert::{optional_u64, span_array, spans_array, to_u64};
 use crate::errors::{check_frozen, described, refused, wrong_type};
 use crate::key_table::{spread, KeyTable};
-use crate::receiver::unwrap;
+use crate::receiver::{define_class, unwrap};
 
 /// A held key and its spread Ruby hash, kept so that releasing the key
 /// needs neither its `hash` method nor a look at the key object.
@@ -497,9 +497,7 @@ fn keyed_spans(ruby: &Ruby, value: Value) -> Result<Vec<(Key, Vec<Span>)>, Error
 }
 
 pub fn define(ruby: &Ruby, module: RModule) -> Result<(), Error> {
-    let class = module.define_class("KeyedSessions", ruby.class_object())?;
-    class.define_alloc_func::<RbKeyedSessions>();
-    class.funcall::<_, _, Value>("private_class_method", (ruby.to_symbol("allocate"),))?;
+    let class = define_class::<RbKeyedSessions>(ruby, module, "KeyedSessions")?;
     class.define_singleton_method("from_h", method!(RbKeyedSessions::from_h, 1))?;
     class.define_method("initialize", method!(RbKeyedSessions::initialize, -1))?;
     class.define_method(

@@ -5,7 +5,9 @@
 //! `Watermark#advance`. Asking `rb_typeddata_is_kind_of` first cannot raise,
 //! so no protection is needed.
 
-use magnus::{prelude::*, rb_sys::AsRawValue, DataType, Error, Ruby, TypedData, Value};
+use magnus::{
+    prelude::*, rb_sys::AsRawValue, DataType, Error, RClass, RModule, Ruby, TypedData, Value,
+};
 use rb_sys::{rb_data_type_t, rb_typeddata_is_kind_of, RTYPEDDATA_GET_DATA};
 
 /// The `T` wrapped by `value`, borrowed for the current call (as long as
@@ -26,4 +28,18 @@ pub fn unwrap<T: TypedData>(ruby: &Ruby, value: Value) -> Result<&T, Error> {
         }
         Ok(&*(RTYPEDDATA_GET_DATA(value.as_raw()) as *const T))
     }
+}
+
+/// Defines the class that wraps `T`. Objects come from new, from_h, dup,
+/// clone or Marshal; a bare `allocate` would skip initialize and hand out a
+/// placeholder state, so it is private.
+pub fn define_class<T: TypedData + Default>(
+    ruby: &Ruby,
+    module: RModule,
+    name: &str,
+) -> Result<RClass, Error> {
+    let class = module.define_class(name, ruby.class_object())?;
+    class.define_alloc_func::<T>();
+    class.funcall::<_, _, Value>("private_class_method", (ruby.to_symbol("allocate"),))?;
+    Ok(class)
 }

@@ -12,7 +12,7 @@ use crate::checkpoint;
 use crate::convert::{optional_span, optional_u64, span_array, spans_array, to_u64};
 use crate::errors::{check_frozen, refused};
 use crate::identity::{same_class, state_hash};
-use crate::receiver::unwrap;
+use crate::receiver::{define_class, unwrap};
 
 #[derive(TypedData, Default)]
 #[magnus(class = "WindowMachines::Sessions", free_immediately, size)]
@@ -184,11 +184,7 @@ impl RbSessions {
 }
 
 pub fn define(ruby: &Ruby, module: RModule) -> Result<(), Error> {
-    let class = module.define_class("Sessions", ruby.class_object())?;
-    class.define_alloc_func::<RbSessions>();
-    // Objects come from new, from_h, dup, clone or Marshal; a bare allocate
-    // would skip initialize and hand out a placeholder state.
-    class.funcall::<_, _, Value>("private_class_method", (ruby.to_symbol("allocate"),))?;
+    let class = define_class::<RbSessions>(ruby, module, "Sessions")?;
     class.define_singleton_method("from_h", method!(RbSessions::from_h, 1))?;
     class.define_method("initialize", method!(RbSessions::initialize, 1))?;
     class.define_method("initialize_copy", method!(RbSessions::initialize_copy, 1))?;

@@ -11,7 +11,7 @@ use crate::checkpoint;
 use crate::convert::{optional_u64, to_u64};
 use crate::errors::{check_frozen, refused};
 use crate::identity::{same_class, state_hash};
-use crate::receiver::unwrap;
+use crate::receiver::{define_class, unwrap};
 
 /// The core watermark is `Copy`, so a `Cell` suffices: no borrow to hold.
 #[magnus::wrap(class = "WindowMachines::Watermark", free_immediately, size)]
@@ -122,11 +122,7 @@ impl RbWatermark {
 }
 
 pub fn define(ruby: &Ruby, module: RModule) -> Result<(), Error> {
-    let class = module.define_class("Watermark", ruby.class_object())?;
-    class.define_alloc_func::<RbWatermark>();
-    // Objects come from new, from_h, dup, clone or Marshal; a bare allocate
-    // would skip initialize and hand out a placeholder state.
-    class.funcall::<_, _, Value>("private_class_method", (ruby.to_symbol("allocate"),))?;
+    let class = define_class::<RbWatermark>(ruby, module, "Watermark")?;
     class.define_singleton_method("from_h", method!(RbWatermark::from_h, 1))?;
     class.define_method("initialize", method!(RbWatermark::initialize, -1))?;
     class.define_method("initialize_copy", method!(RbWatermark::initialize_copy, 1))?;
