@@ -10,5 +10,70 @@ rescue LoadError
   require "window_machines/window_machines"
 end
 
+# Documentation for the native classes, and their parts written in Ruby.
+require_relative "window_machines/watermark"
 require_relative "window_machines/sessions"
 require_relative "window_machines/keyed_sessions"
+
+# Event-time windowing: which windows a timestamp belongs to, when a window
+# may close, and sessions of activity separated by a gap of silence.
+#
+# Timestamps, sizes, widths, slides, gaps and lateness are Integers in
+# `0..2**64-1`, in whatever unit the caller chooses; the gem never reads a
+# clock and never stores payloads. Any other value raises {TypeError}, an
+# Integer outside the range raises {RangeError}, and every error raised for
+# bad input includes {Error}. A refused call changes nothing.
+#
+# The extension defines {tumbling}, {sliding}, {Watermark}, {Sessions} and
+# {KeyedSessions} natively; the files under `lib/` document them and add the
+# parts written in Ruby.
+#
+# @example Buckets for one event, and when one may close
+#   WindowMachines.tumbling(12, 10)       # => [10, 20]
+#   WindowMachines.sliding(12, 10, 5)     # => [[10, 20], [5, 15]]
+#   watermark = WindowMachines::Watermark.new(22)
+#   watermark.closes?(10, 20, 2)          # => true
+module WindowMachines
+  # Only directives in here, and nothing after this module: YARD files the
+  # directives of a body without code under the namespace of the statement
+  # that follows it.
+
+  # @!method self.tumbling(timestamp, size)
+  #   The tumbling window of `size` that holds `timestamp`. Windows are back
+  #   to back and half-open: `start` is a multiple of `size` and is inside,
+  #   `end` is `start + size` and is not.
+  #   @param timestamp [Integer] in `0..2**64-1`.
+  #   @param size [Integer] the window length, positive.
+  #   @return [Array(Integer, Integer)] `[start, end]`, a new Array.
+  #   @raise [TypeError] if an argument is not an Integer.
+  #   @raise [RangeError] if an argument is outside `0..2**64-1`, or the
+  #     window's end would be past `2**64-1`.
+  #   @raise [ArgumentError] if `size` is 0.
+  #   @example
+  #     WindowMachines.tumbling(19, 10)   # => [10, 20]
+  #     WindowMachines.tumbling(20, 10)   # => [20, 30]
+
+  # @!method self.sliding(timestamp, width, slide)
+  #   Every window of `width` that starts at a multiple of `slide` and holds
+  #   `timestamp`, newest (largest start) first. Windows never start below 0;
+  #   a timestamp that falls between windows (`slide` wider than `width`)
+  #   gets an empty Array.
+  #
+  #   A `width` and `slide` with `ceil(width / slide) > 32` are refused for
+  #   every timestamp, so a configuration is valid or not regardless of the
+  #   data.
+  #   @param timestamp [Integer] in `0..2**64-1`.
+  #   @param width [Integer] the window length, positive.
+  #   @param slide [Integer] the distance between window starts, positive.
+  #   @return [Array<Array(Integer, Integer)>] `[[start, end], ...]`, at most
+  #     32 windows, each a new Array.
+  #   @raise [TypeError] if an argument is not an Integer.
+  #   @raise [RangeError] if an argument is outside `0..2**64-1`, or a
+  #     window's end would be past `2**64-1`.
+  #   @raise [ArgumentError] if `width` or `slide` is 0.
+  #   @raise [CapacityError] if `ceil(width / slide)` is over 32.
+  #   @example
+  #     WindowMachines.sliding(12, 10, 5)   # => [[10, 20], [5, 15]]
+  #     WindowMachines.sliding(3, 10, 5)    # => [[0, 10]]
+  #     WindowMachines.sliding(12, 1, 5)    # => []
+end

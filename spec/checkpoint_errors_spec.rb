@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-RSpec.describe "WindowMachines::Sessions.from_h with malformed input" do
+RSpec.describe "WindowMachines::Sessions.from_h with malformed input", :mistyped do
   def valid(**overrides)
     { gap: 5, watermark: 20, sessions: [[1, 3], [10, 12]] }.merge(overrides)
   end

@@ -4,7 +4,7 @@
 # thousands of random operations. The operations come from a Random seeded
 # from RSpec's seed (plus a fixed salt per example, so each example is
 # reproducible on its own); every failure message prints the seed.
-RSpec.describe "Differential: the gem against a plain-Ruby model" do
+RSpec.describe "Differential: the gem against a plain-Ruby model", :mistyped do
   include WindowMachinesSpec::Differential
 
   model = WindowMachinesSpec::Model

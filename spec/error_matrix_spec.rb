@@ -4,7 +4,7 @@
 # the error class (the Ruby class the README names, the gem's own subclass and
 # WindowMachines::Error), a message naming the argument with its value and
 # class, the check order, and a receiver left exactly as it was.
-RSpec.describe "Refused calls" do
+RSpec.describe "Refused calls", :mistyped do
   bad_types = WindowMachinesSpec::NOT_INTEGERS
   out_of_range = WindowMachinesSpec::OUT_OF_RANGE
 

@@ -57,7 +57,7 @@ RSpec.describe "WindowMachines::Sessions#insert with a block" do
     expect(seen).to eq([[10, 14], [30, 30]])
   end
 
-  it "hands the block fresh arrays that do not alias the tracker or each other" do
+  it "hands the block fresh arrays that do not alias the tracker or each other", :mistyped do
     sessions.insert(20)
     sessions.insert(25) do |old_span, new_span|
       old_span << :scribbled

@@ -11,7 +11,7 @@ RSpec.describe WindowMachines::KeyedSessions do
       expect(described_class.new(5, max_sessions: nil).max_sessions).to be_nil
     end
 
-    it "refuses zero lengths and bad types" do
+    it "refuses zero lengths and bad types", :mistyped do
       expect_gem_error(WindowMachines::ArgumentError, "gap must be positive, got 0") { described_class.new(0) }
       expect_gem_error(WindowMachines::ArgumentError, "max_sessions must be positive, got 0") do
         described_class.new(1, max_sessions: 0)
@@ -77,7 +77,7 @@ RSpec.describe WindowMachines::KeyedSessions do
       expect(bounded.key_count).to eq(2)
     end
 
-    it "checks the receiver, then the timestamp, then the rules" do
+    it "checks the receiver, then the timestamp, then the rules", :mistyped do
       expect_gem_error(WindowMachines::TypeError, "timestamp must be an Integer, got nil (NilClass)") do
         keyed.insert("a", nil)
       end

@@ -96,7 +96,7 @@ RSpec.describe "README examples" do
   end
 
   describe "The Rules of the Survey" do
-    it "raises TypeError for Floats, Strings and anything else that is not an Integer" do
+    it "raises TypeError for Floats, Strings and anything else that is not an Integer", :mistyped do
       expect { WindowMachines.tumbling(1.5, 10) }.to raise_error(TypeError)
       expect { WindowMachines.tumbling("12", 10) }.to raise_error(TypeError)
       expect { WindowMachines.sliding(12, 10.0, 5) }.to raise_error(TypeError)

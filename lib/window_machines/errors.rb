@@ -1,32 +1,45 @@
 # frozen_string_literal: true
 
 module WindowMachines
-  # Included by every error the gem raises on bad input, so that
-  # `rescue WindowMachines::Error` catches them all while `rescue ArgumentError`
-  # and friends keep working.
+  # Included by every error class the gem defines, so that
+  # `rescue WindowMachines::Error` catches any error raised for bad input,
+  # while `rescue ArgumentError` and friends keep working. A frozen receiver
+  # raises Ruby's own `FrozenError`, which does not include it.
+  #
+  # @example
+  #   begin
+  #     WindowMachines.tumbling(12, 0)
+  #   rescue WindowMachines::Error => e
+  #     e.class     # => WindowMachines::ArgumentError
+  #     e.message   # => "size must be positive, got 0"
+  #   end
   module Error; end
 
-  # A call's arguments contradict each other or its rules (a zero length,
-  # a window that starts after it finishes).
+  # A call's arguments contradict each other or its rules: a zero size,
+  # width, slide, gap or max_sessions, a window whose start is after its
+  # finish, or a checkpoint with missing, unknown or inconsistent contents.
   class ArgumentError < ::ArgumentError
     include Error
   end
 
-  # An argument that is not an Integer.
+  # An argument that is not an Integer (nothing is coerced, not even objects
+  # that respond to `to_int`), or a checkpoint part of the wrong type.
   class TypeError < ::TypeError
     include Error
   end
 
-  # An Integer outside 0..2**64-1, or a result that would not fit in it.
+  # An Integer outside `0..2**64-1`, or a window whose end would be past it.
   class RangeError < ::RangeError
     include Error
   end
 
-  # An event at or below the watermark: it may belong to a window that was
-  # already reported, so it is refused rather than misfiled.
+  # An event at or below the watermark: it may belong to a window or session
+  # that was already reported, so it is refused rather than misfiled.
   class LateEventError < ArgumentError; end
 
-  # A fixed capacity would be exceeded: a 33rd session, or a sliding
-  # configuration that puts a timestamp in more than 32 windows.
+  # A fixed capacity would be exceeded: a 33rd session held for one tracker
+  # or key, a total past `max_sessions`, a sliding configuration that puts
+  # a timestamp in more than 32 windows, or a checkpoint with more sessions
+  # than a tracker holds.
   class CapacityError < RangeError; end
 end
