@@ -1,9 +1,7 @@
 //! Strict conversion between Ruby Integers and u64: no coercion through
 //! `to_int`, no truncation of Floats.
 
-use magnus::{
-    prelude::*, rb_sys::AsRawValue, Error, Fixnum, IntoValue, RArray, RBignum, Ruby, Value,
-};
+use magnus::{prelude::*, rb_sys::AsRawValue, Error, Fixnum, RArray, RBignum, Ruby, Value};
 use rb_sys::{FIX2LONG, FIXNUM_P};
 use window_machines_core::{Span, Window};
 
@@ -35,10 +33,6 @@ fn to_u64_uncommon(ruby: &Ruby, name: &str, value: Value) -> Result<u64, Error> 
         Some(bignum) => bignum.to_u64().map_err(|_| out_of_range(ruby, name, value)),
         None => Err(not_an_integer(ruby, name, value)),
     }
-}
-
-pub fn optional_u64(ruby: &Ruby, value: Option<u64>) -> Value {
-    value.into_value_with(ruby)
 }
 
 fn pair(ruby: &Ruby, a: u64, b: u64) -> RArray {

@@ -19,7 +19,7 @@ use magnus::{
 use window_machines_core::{KeySlot, KeyedSessions, Span};
 
 use crate::checkpoint;
-use crate::convert::{optional_u64, span_array, spans_array, to_u64};
+use crate::convert::{span_array, spans_array, to_u64};
 use crate::errors::{check_frozen, described, refused, wrong_type};
 use crate::key_table::{spread, KeyTable};
 use crate::receiver::{define_class, unwrap};
@@ -268,12 +268,8 @@ impl RbKeyedSessions {
         Ok(keyed_span(ruby, key, handover.span).as_value())
     }
 
-    fn watermark(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
-        let this = unwrap::<Self>(ruby, rb_self)?;
-        Ok(optional_u64(
-            ruby,
-            this.with(ruby, |tracker| tracker.watermark())?,
-        ))
+    fn watermark(ruby: &Ruby, rb_self: Value) -> Result<Option<u64>, Error> {
+        unwrap::<Self>(ruby, rb_self)?.with(ruby, |tracker| tracker.watermark())
     }
 
     fn gap(ruby: &Ruby, rb_self: Value) -> Result<u64, Error> {

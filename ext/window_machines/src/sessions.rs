@@ -9,7 +9,7 @@ use magnus::{
 use window_machines_core::Sessions;
 
 use crate::checkpoint;
-use crate::convert::{optional_span, optional_u64, span_array, spans_array, to_u64};
+use crate::convert::{optional_span, span_array, spans_array, to_u64};
 use crate::errors::{check_frozen, refused};
 use crate::identity::{same_class, state_hash};
 use crate::receiver::{define_class, unwrap};
@@ -100,10 +100,8 @@ impl RbSessions {
         Ok(optional_span(ruby, closed))
     }
 
-    fn watermark(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
-        let watermark =
-            unwrap::<Self>(ruby, rb_self)?.with(ruby, |sessions| sessions.watermark())?;
-        Ok(optional_u64(ruby, watermark))
+    fn watermark(ruby: &Ruby, rb_self: Value) -> Result<Option<u64>, Error> {
+        unwrap::<Self>(ruby, rb_self)?.with(ruby, |sessions| sessions.watermark())
     }
 
     fn gap(ruby: &Ruby, rb_self: Value) -> Result<u64, Error> {

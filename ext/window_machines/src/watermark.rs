@@ -8,7 +8,7 @@ use magnus::{
 use window_machines_core::Watermark;
 
 use crate::checkpoint;
-use crate::convert::{optional_u64, to_u64};
+use crate::convert::to_u64;
 use crate::errors::{check_frozen, refused};
 use crate::identity::{same_class, state_hash};
 use crate::receiver::{define_class, unwrap};
@@ -47,8 +47,8 @@ impl RbWatermark {
         Ok(())
     }
 
-    fn value(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
-        Ok(optional_u64(ruby, Self::state(ruby, rb_self)?.value()))
+    fn value(ruby: &Ruby, rb_self: Value) -> Result<Option<u64>, Error> {
+        Ok(Self::state(ruby, rb_self)?.value())
     }
 
     fn advance(ruby: &Ruby, rb_self: Value, timestamp: Value) -> Result<bool, Error> {

@@ -15,16 +15,6 @@ use crate::watermark::Watermark;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct KeySlot(u32);
 
-impl KeySlot {
-    pub fn index(self) -> u32 {
-        self.0
-    }
-
-    pub fn from_index(index: u32) -> KeySlot {
-        KeySlot(index)
-    }
-}
-
 /// The order sessions close and are handed over in: by last event, then by
 /// first, then by the key that has been held longest (`seen`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -26,12 +26,6 @@ impl Watermark {
         moves
     }
 
-    /// Whether `timestamp` is at or below the watermark, so may belong to a
-    /// window that was already reported.
-    pub fn is_late(&self, timestamp: u64) -> bool {
-        self.value.is_some_and(|value| timestamp <= value)
-    }
-
     /// Refuses a late `timestamp`.
     pub fn admit(&self, timestamp: u64) -> Result<()> {
         match self.value {
@@ -72,7 +66,7 @@ mod tests {
         let watermark = Watermark::default();
         assert_eq!(watermark.value(), None);
         assert_eq!(watermark.closes(0, 0, 0), Ok(false));
-        assert!(!watermark.is_late(0));
+        assert_eq!(watermark.admit(0), Ok(()));
     }
 
     #[test]
@@ -91,8 +85,8 @@ mod tests {
         let mut watermark = Watermark::default();
         assert!(watermark.advance(0));
         assert_eq!(watermark.value(), Some(0));
-        assert!(watermark.is_late(0));
-        assert!(!watermark.is_late(1));
+        assert!(watermark.admit(0).is_err());
+        assert_eq!(watermark.admit(1), Ok(()));
     }
 
     #[test]
