@@ -33,8 +33,8 @@ namespace :spec do
       "RBS_TEST_LOGLEVEL" => "warn",
       "RUBYOPT" => [ENV.fetch("RUBYOPT", nil), "-rrbs/test/setup"].compact.join(" ")
     }
-    # See spec/spec_helper.rb for what :mistyped marks.
-    run_gem_executable "rspec-core", "rspec", "--tag", "~mistyped", env: env
+    # See spec/spec_helper.rb for what these tags mark.
+    run_gem_executable "rspec-core", "rspec", "--tag", "~mistyped", "--tag", "~ractor", env: env
   end
 end
 

@@ -14,4 +14,6 @@ end
 # Examples tagged :mistyped pass arguments outside the signatures in sig/ on
 # purpose (to see them refused) or change what a block was given. RBS's
 # runtime checker reports those calls even though the gem raised, so
-# `rake spec:typecheck` leaves them out; the plain `rake spec` runs them.
+# `rake spec:typecheck` leaves them out; the plain `rake spec` runs them. It
+# leaves out :ractor examples too: the checker's hooks cannot run inside a
+# Ractor.
