@@ -17,7 +17,7 @@ namespace :install do
     Bundler.with_unbundled_env do
       env = { "GEM_HOME" => home, "GEM_PATH" => home, "PATH" => path }
       sh env, Gem.ruby, "-S", "gem", "install", "--local", "--no-document", gem_file
-      leftovers = Dir.glob(File.join(home, "gems", "*", "ext", "**", "target"))
+      leftovers = Dir.glob(File.join(home, "gems", "*", "ext", "**", "{target,*.so}"))
       abort "the installed gem kept cargo output: #{leftovers.join(', ')}" unless leftovers.empty?
       Dir.chdir(home) do
         sh env, Gem.ruby, File.expand_path("readme_check.rb", __dir__)
@@ -27,6 +27,8 @@ namespace :install do
 
   desc "Install the source gem and the precompiled gem into empty GEM_HOMEs and run the README examples"
   task :verify do
+    # A package directory left from an earlier build would be reused as it is.
+    rm_rf "pkg"
     # `native` defines the `gem` packaging task for this platform as it runs.
     Rake::Task["native"].invoke
     Rake::Task["gem"].invoke

@@ -25,8 +25,9 @@ File.write("Makefile", <<~MAKEFILE)
   target_prefix = /#{crate}
   RUBYARCHDIR = $(sitearchdir)$(target_prefix)
 
-  # A target directory of our own is removed after install, so an installed
-  # gem keeps no build output; one given from outside is left alone.
+  # A target directory of our own (a gem install) is removed after install,
+  # with the built library, so an installed gem keeps no build output; one
+  # given from outside (rake compile) is left alone.
   OWN_TARGET_DIR = $(CURDIR)/target
   CARGO_TARGET_DIR ?= $(OWN_TARGET_DIR)
 
@@ -43,7 +44,7 @@ File.write("Makefile", <<~MAKEFILE)
   \tmkdir -p "$(DESTDIR)$(RUBYARCHDIR)"
   \tcp $(TARGET_SO) "$(DESTDIR)$(RUBYARCHDIR)/$(TARGET_SO).new"
   \tmv -f "$(DESTDIR)$(RUBYARCHDIR)/$(TARGET_SO).new" "$(DESTDIR)$(RUBYARCHDIR)/$(TARGET_SO)"
-  \tif [ "$(CARGO_TARGET_DIR)" = "$(OWN_TARGET_DIR)" ]; then rm -rf "$(OWN_TARGET_DIR)"; fi
+  \tif [ "$(CARGO_TARGET_DIR)" = "$(OWN_TARGET_DIR)" ]; then rm -rf "$(OWN_TARGET_DIR)" $(TARGET_SO); fi
 
   clean:
   \trm -f $(TARGET_SO)
