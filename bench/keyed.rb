@@ -2,13 +2,16 @@
 
 # KeyedSessions against a Hash of Sessions swept on every watermark advance,
 # on the same invoice stream, in one process; and the memory a held session
-# costs. Run: bundle exec rake bench:keyed (PARTNERS=100000 for a quick run).
+# costs; then a tracker holding BIG_KEYS keys at once (default 10,000,000;
+# 0 skips it). Run: bundle exec rake bench:keyed (PARTNERS=100000
+# BIG_KEYS=100000 for a quick run).
 
 require "objspace"
 require_relative "support/keyed_runs"
 
 PARTNERS = Integer(ENV.fetch("PARTNERS", 1_000_000))
 SMALL = 10_000
+BIG_KEYS = Integer(ENV.fetch("BIG_KEYS", 10_000_000))
 
 def rss_bytes
   GC.start
@@ -74,3 +77,15 @@ puts format("RSS growth per held session: %.0f bytes (memsize_of says %.0f; targ
             per_session, memsize, verdict(per_session <= 160))
 puts format("end to end: %.1fx faster than the Hash of Sessions with its sweep (target >= 10x: %s)",
             speedup, verdict(speedup >= 10))
+
+# A tracker holding BIG_KEYS keys at once (BIG_KEYS=0 skips this): the cost
+# of a new key and of a take must not climb with the number held, and GC
+# must not come to dominate either. GC time is GC.total_time's (Ruby 3.1+).
+if BIG_KEYS.positive?
+  require_relative "support/big_keys"
+
+  puts
+  puts "#{BIG_KEYS} keys held at once, one session each: each key inserted anew (timestamps ascending), " \
+       "then the watermark passes them all and take_closed hands over every session"
+  puts BigKeys.table(BigKeys.integers(BIG_KEYS) + BigKeys.strings(BIG_KEYS))
+end

@@ -6,7 +6,7 @@
 
 require "benchmark/ips"
 require "window_machines"
-require_relative "support/plain_ruby"
+require_relative "../spec/support/plain_ruby"
 require_relative "support/result"
 require_relative "support/table"
 require_relative "support/workloads"

@@ -6,27 +6,32 @@
 
 require "window_machines"
 
-def check(label, actual, expected)
-  return if actual == expected
+# In a module: a top-level method would become a private method of every object.
+module ReadmeCheck
+  module_function
 
-  abort "README example #{label}: expected #{expected.inspect}, got #{actual.inspect}"
+  def check(label, actual, expected)
+    return if actual == expected
+
+    abort "README example #{label}: expected #{expected.inspect}, got #{actual.inspect}"
+  end
 end
 
-check "tumbling", [WindowMachines.tumbling(12, 10), WindowMachines.tumbling(20, 10)], [[10, 20], [20, 30]]
-check "sliding", WindowMachines.sliding(12, 10, 5), [[10, 20], [5, 15]]
-check "sliding hole", WindowMachines.sliding(12, 1, 5), []
+ReadmeCheck.check "tumbling", [WindowMachines.tumbling(12, 10), WindowMachines.tumbling(20, 10)], [[10, 20], [20, 30]]
+ReadmeCheck.check "sliding", WindowMachines.sliding(12, 10, 5), [[10, 20], [5, 15]]
+ReadmeCheck.check "sliding hole", WindowMachines.sliding(12, 1, 5), []
 
 watermark = WindowMachines::Watermark.new
-check "watermark", [watermark.value, watermark.advance(22), watermark.advance(9), watermark.value], [nil, true, false, 22]
-check "closes?", [watermark.closes?(10, 20, 2), watermark.closes?(10, 20, 3)], [true, false]
+ReadmeCheck.check "watermark", [watermark.value, watermark.advance(22), watermark.advance(9), watermark.value], [nil, true, false, 22]
+ReadmeCheck.check "closes?", [watermark.closes?(10, 20, 2), watermark.closes?(10, 20, 3)], [true, false]
 
 sessions = WindowMachines::Sessions.new(5)
 inserted = [10, 15, 30, 21, 26].map { |at| sessions.insert(at) }
-check "sessions", inserted, [[10, 10], [10, 15], [30, 30], [21, 21], [21, 30]]
+ReadmeCheck.check "sessions", inserted, [[10, 10], [10, 15], [30, 30], [21, 21], [21, 30]]
 sessions.advance_watermark(25)
-check "take_closed", [sessions.take_closed, sessions.take_closed], [[10, 15], nil]
+ReadmeCheck.check "take_closed", [sessions.take_closed, sessions.take_closed], [[10, 15], nil]
 sessions.advance_watermark(40)
-check "take_closed later", sessions.take_closed, [21, 30]
+ReadmeCheck.check "take_closed later", sessions.take_closed, [21, 30]
 begin
   sessions.insert(40)
   abort "README example late insert: nothing raised"
@@ -39,7 +44,7 @@ batches.insert("ACME", 100)
 batches.insert("Borealis", 150)
 batches.insert("ACME", 900)
 batches.advance_watermark(2_000)
-check "keyed", batches.take_closed, ["Borealis", 150, 150]
+ReadmeCheck.check "keyed", batches.take_closed, ["Borealis", 150, 150]
 
 puts "README examples pass with window_machines #{WindowMachines::VERSION} from " \
      "#{$LOADED_FEATURES.grep(/window_machines\.so\z/).first}"

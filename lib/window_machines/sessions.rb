@@ -19,11 +19,11 @@ module WindowMachines
   # changes nothing.
   #
   # The class is defined by the native extension; this file documents it and
-  # adds {#each} (and with it Enumerable). Trackers compare by value, can be
-  # frozen (then {#insert}, {#advance_watermark} and {#take_closed} raise
-  # `FrozenError`), and survive a restart through {#to_h} / {.from_h} or
-  # `Marshal`. `dup` copies the state into an unfrozen tracker; `clone`
-  # keeps the frozen state too.
+  # adds {#each}, {#each_closed} (and with them Enumerable). Trackers compare
+  # by value, can be frozen (then {#insert}, {#advance_watermark},
+  # {#take_closed} and {#each_closed} raise `FrozenError`), and survive a
+  # restart through {#to_h} / {.from_h} or `Marshal`. `dup` copies the state
+  # into an unfrozen tracker; `clone` keeps the frozen state too.
   #
   # @example
   #   sessions = WindowMachines::Sessions.new(5)
@@ -115,7 +115,7 @@ module WindowMachines
 
     # @!method take_closed
     #   Removes the oldest closed session (the one with the smallest `first`)
-    #   and returns it. Call it until it returns nil.
+    #   and returns it. Call it until it returns nil, or use {#each_closed}.
     #   @return [Array(Integer, Integer), nil] `[first, last]` of that
     #     session, or nil if no held session is closed.
     #   @raise [FrozenError] if the tracker is frozen.
@@ -198,6 +198,33 @@ module WindowMachines
       return enum_for(:each) { size } unless block
 
       to_a.each(&block)
+      self
+    end
+
+    # Hands over every closed session, oldest first, removing each from the
+    # tracker (with {#take_closed}) just before it is yielded.
+    #
+    # @overload each_closed
+    #   @yieldparam first [Integer]
+    #   @yieldparam last [Integer]
+    #   @yieldreturn [void]
+    #   @return [self]
+    # @overload each_closed
+    #   @return [Enumerator<Array(Integer, Integer)>] an Enumerator that takes
+    #     the closed sessions when it is iterated.
+    # @raise [FrozenError] if the tracker is frozen.
+    # @example
+    #   sessions = WindowMachines::Sessions.new(5)
+    #   [30, 10, 3].each { |at| sessions.insert(at) }
+    #   sessions.advance_watermark(20)
+    #   sessions.each_closed { |first, last| puts "#{first}..#{last}" }   # prints 3..3, then 10..10
+    #   sessions.size   # => 1
+    def each_closed
+      return enum_for(:each_closed) unless block_given?
+
+      while (closed = take_closed)
+        yield(*closed)
+      end
       self
     end
   end

@@ -3,14 +3,14 @@
 require_relative "helpers"
 
 module WindowMachinesSpec
-  # A plain-Ruby model of the contract in SPEC.md, written for obviousness
-  # rather than speed: unbounded Integers, enumeration instead of arithmetic
-  # shortcuts, and a list of spans scanned in full on every call. It raises the
-  # gem's error classes so outcomes can be compared by class.
+  # A plain-Ruby model of the windows and the watermark in SPEC.md, written
+  # for obviousness rather than speed: unbounded Integers, enumeration instead
+  # of arithmetic shortcuts. It raises the gem's error classes so outcomes can
+  # be compared by class. Sessions are modelled once, by PlainRuby::Sessions
+  # (spec/support/plain_ruby/sessions.rb), which the benchmarks share.
   module Model
     MAX = WindowMachinesSpec::MAX
     SLIDING_CAP = 32
-    SESSION_CAP = 32
 
     module_function
 
@@ -83,61 +83,6 @@ module WindowMachinesSpec
         raise WindowMachines::ArgumentError, "start after finish" if start > finish
 
         Model.settled?(@value, finish, lateness)
-      end
-    end
-
-    # Model of WindowMachines::Sessions: an unordered list of [first, last].
-    class Sessions
-      attr_reader :gap, :watermark
-
-      def initialize(gap)
-        Model.integer!(gap)
-        Model.positive!(gap)
-        @gap = gap
-        @watermark = nil
-        @spans = []
-      end
-
-      def initialize_copy(other)
-        super
-        @spans = other.to_a
-      end
-
-      def insert(timestamp)
-        Model.integer!(timestamp)
-        raise WindowMachines::LateEventError, "late" if !@watermark.nil? && timestamp <= @watermark
-
-        joined = @spans.select { |first, last| first - @gap <= timestamp && timestamp <= last + @gap }
-        if joined.empty? && @spans.size >= SESSION_CAP
-          raise WindowMachines::CapacityError, "full"
-        end
-
-        merged = [(joined.map(&:first) + [timestamp]).min, (joined.map(&:last) + [timestamp]).max]
-        @spans = (@spans - joined) + [merged]
-        merged.dup
-      end
-
-      def advance_watermark(timestamp)
-        Model.integer!(timestamp)
-        return false unless @watermark.nil? || timestamp > @watermark
-
-        @watermark = timestamp
-        true
-      end
-
-      def take_closed
-        closed = @spans.select { |_first, last| Model.settled?(@watermark, last, @gap) }
-        oldest = closed.min_by(&:first)
-        @spans.delete(oldest) unless oldest.nil?
-        oldest
-      end
-
-      def size
-        @spans.size
-      end
-
-      def to_a
-        @spans.sort.map(&:dup)
       end
     end
   end

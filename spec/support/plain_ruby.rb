@@ -5,7 +5,10 @@ require "window_machines/errors"
 # The WindowMachines API in plain Ruby, with the same validation, messages and
 # error classes, written as a Ruby developer would write it for production:
 # Integer arithmetic, a sorted Array of [first, last] spans searched with
-# bsearch_index. The benchmarks measure the gem against it.
+# bsearch_index. bench/ops.rb times the gem against all of it; the
+# differential spec checks the gem's Sessions against PlainRuby::Sessions.
+# (WindowMachinesSpec::Model, written for obviousness over speed, is the
+# reference for the rest.)
 module PlainRuby
   MAX = 2**64 - 1
   MAX_SLIDING_WINDOWS = 32

@@ -5,7 +5,7 @@ require "rbconfig"
 
 RSpec.describe "The runnable examples" do
   def run_example(name)
-    root = File.expand_path("..", __dir__)
+    root = File.expand_path("../..", __dir__)
     output, status = Open3.capture2e(RbConfig.ruby, "-I", File.join(root, "lib"), File.join(root, "examples", name))
     expect(status).to be_success, output
     output

@@ -2,7 +2,9 @@
 
 module PlainRuby
   # WindowMachines::Sessions in plain Ruby: a sorted Array of [first, last]
-  # spans, any two more than gap apart.
+  # spans, any two more than gap apart. The differential spec checks the gem
+  # against it and bench/ops.rb times the gem against it, so it has to be
+  # right by inspection and as quick as the Ruby a user would write.
   class Sessions
     attr_reader :gap, :watermark
 
@@ -28,13 +30,17 @@ module PlainRuby
       end
 
       gap = @gap
-      # Only the first span reaching up to timestamp and the one after it can take it in.
+      # An event joins the spans with first - gap <= timestamp <= last + gap.
+      # Spans before `older` end too far below it. `newer` starts more than
+      # gap past older's last, so above the event, and anything after `newer`
+      # starts more than gap above that. Only these two can take it in.
       index = @spans.bsearch_index { |span| span[1] + gap >= timestamp } || @spans.size
       older = @spans[index]
       return open(index, timestamp) if older.nil? || timestamp < older[0] - gap
 
       newer = @spans[index + 1]
       if newer && timestamp >= newer[0] - gap
+        # It bridges the two, which become one.
         older[1] = newer[1]
         @spans.delete_at(index + 1)
       elsif timestamp < older[0]

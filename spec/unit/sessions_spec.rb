@@ -255,6 +255,64 @@ RSpec.describe WindowMachines::Sessions do
     end
   end
 
+  describe "#each_closed" do
+    # Closed at watermark 20: [3, 3] and [10, 12]; [18, 18] and [30, 30] are not.
+    subject(:sessions) { sessions_with(3, 30, 10, 3, 12, 18, watermark: 20) }
+
+    it "yields first and last of every closed session, oldest first, and returns self" do
+      yielded = []
+      expect(sessions.each_closed { |first, last| yielded << [first, last] }).to be(sessions)
+      expect(yielded).to eq([[3, 3], [10, 12]])
+    end
+
+    it "removes each session just before yielding it, and leaves the open ones" do
+      seen = []
+      sessions.each_closed { |first, _last| seen << [first, sessions.to_a] }
+      expect(seen).to eq([[3, [[10, 12], [18, 18], [30, 30]]], [10, [[18, 18], [30, 30]]]])
+      expect(sessions.to_a).to eq([[18, 18], [30, 30]])
+      expect(sessions.take_closed).to be_nil
+    end
+
+    it "yields nothing when nothing is closed" do
+      open_only = sessions_with(3, 30, watermark: 20)
+      expect { |probe| open_only.each_closed(&probe) }.not_to yield_control
+      expect(open_only.to_a).to eq([[30, 30]])
+    end
+
+    it "returns an Enumerator that takes the sessions only when iterated" do
+      enumerator = sessions.each_closed
+      expect(enumerator).to be_an(Enumerator)
+      expect(sessions.size).to eq(4)
+      expect(enumerator.to_a).to eq([[3, 3], [10, 12]])
+      expect(sessions.to_a).to eq([[18, 18], [30, 30]])
+      expect(enumerator.to_a).to eq([])
+    end
+
+    it "hands over what the block closes and leaves what it inserts open" do
+      yielded = []
+      sessions.each_closed do |first, last|
+        yielded << [first, last]
+        next unless first == 3
+
+        sessions.insert(26)
+        sessions.advance_watermark(25)
+      end
+      # 25 closes [18, 18] (18 + 3 <= 25); [26, 26] and [30, 30] stay open.
+      expect(yielded).to eq([[3, 3], [10, 12], [18, 18]])
+      expect(sessions.to_a).to eq([[26, 26], [30, 30]])
+    end
+
+    it "raises FrozenError on a frozen tracker, with or without a block, closed sessions or not" do
+      [sessions, sessions_with(3, 30)].each do |tracker|
+        tracker.freeze
+        before = observable_state(tracker)
+        expect_frozen_error(tracker) { tracker.each_closed { nil } }
+        expect_frozen_error(tracker) { tracker.each_closed.to_a }
+        expect(observable_state(tracker)).to eq(before)
+      end
+    end
+  end
+
   describe "#to_a" do
     it "returns held sessions oldest first" do
       expect(sessions_with(5, 30, 10).to_a).to eq([[10, 10], [30, 30]])

@@ -1,9 +1,11 @@
 # frozen_string_literal: true
 
-# The gem against the plain-Ruby model in spec/support/model.rb, over
-# thousands of random operations. The operations come from a Random seeded
-# from RSpec's seed (plus a fixed salt per example, so each example is
-# reproducible on its own); every failure message prints the seed.
+# The gem against plain-Ruby models, over thousands of random operations:
+# spec/support/model.rb for the windows and the watermark, PlainRuby::Sessions
+# (spec/support/plain_ruby/sessions.rb) for sessions. The operations come
+# from a Random seeded from RSpec's seed (plus a fixed salt per example, so
+# each example is reproducible on its own); every failure message prints the
+# seed.
 RSpec.describe "Differential: the gem against a plain-Ruby model", :mistyped do
   include WindowMachinesSpec::Differential
 
@@ -108,7 +110,7 @@ RSpec.describe "Differential: the gem against a plain-Ruby model", :mistyped do
              else rng.rand(0..max - spread)
              end
       gem = WindowMachines::Sessions.new(gap)
-      mirror = model::Sessions.new(gap)
+      mirror = PlainRuby::Sessions.new(gap)
       history << [trial, :new, gap, :base, base]
 
       100.times do

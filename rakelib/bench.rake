@@ -1,0 +1,20 @@
+# frozen_string_literal: true
+
+# Benchmarks, each against the freshly compiled extension.
+
+namespace :bench do
+  desc "Time each operation against Integer#divmod and plain Ruby"
+  task(ops: :compile) { ruby "-Ilib", "bench/ops.rb" }
+
+  desc "Report memory use and RSS across 10 million tracker cycles"
+  task(memory: :compile) { ruby "-Ilib", "bench/memory.rb" }
+
+  desc "KeyedSessions against a swept Hash of Sessions (PARTNERS=1000000)"
+  task(keyed: :compile) { ruby "-Ilib", "bench/keyed.rb" }
+
+  desc "KeyedSessions over a million release/re-hold cycles, and colliding keys against a Hash"
+  task(churn: :compile) { ruby "-Ilib", "bench/churn.rb" }
+end
+
+desc "Run every benchmark"
+task bench: %w[bench:ops bench:memory bench:keyed bench:churn]
