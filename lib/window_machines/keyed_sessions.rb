@@ -5,10 +5,23 @@ module WindowMachines
   # per trading partner, per order.
   #
   # Each key's sessions follow the rules of {Sessions} (joining within the
-  # gap, merging, at most 32 held per key). Keys behave like Hash keys: they
-  # are matched by `hash` and `eql?`, any object a Hash accepts will do, and
-  # an unfrozen String key is stored as a frozen copy. Do not change a key
-  # object while it is held.
+  # gap, merging, at most 32 held per key). Keys behave exactly like Hash
+  # keys: any object a Hash accepts will do, a key finds what a Hash lookup
+  # would find (every String is hashed by its bytes, String subclasses and
+  # Strings with singleton methods included; `1` and `1.0` are different
+  # keys, `0.0` and `-0.0` the same), and an unfrozen String key is stored
+  # as a frozen copy. Do not change a key object while it is held.
+  #
+  # A key's `hash` and `eql?` may run any Ruby code, even code that uses
+  # this tracker (inserts, takes, freezes it) or lets another Fiber or
+  # Thread do so: the lookup then starts over, so an event is always filed
+  # under the key it was given and a frozen tracker never changes. A `hash`
+  # or `eql?` that changes the tracker every time it runs makes the call
+  # raise `RuntimeError` after 8 tries, having changed nothing.
+  #
+  # Memory and cost depend only on what is held now: a released key leaves
+  # nothing behind, however often keys come and go, and keys whose hashes
+  # collide cost one `eql?` each, as in a Hash.
   #
   # Closed sessions are handed over in closing order: the smallest `last`,
   # then the smallest `first`, then the key held longest. A key's state is
@@ -88,9 +101,12 @@ module WindowMachines
     #   @yieldreturn [void]
     #   @return [Array(Integer, Integer)] `[first, last]` of the key's
     #     session the event ended up in, a new Array.
-    #   @raise [FrozenError] if the tracker is frozen.
+    #   @raise [FrozenError] if the tracker is frozen, or the key's `hash`
+    #     or `eql?` froze it.
     #   @raise [TypeError] if `timestamp` is not an Integer.
     #   @raise [RangeError] if `timestamp` is outside `0..2**64-1`.
+    #   @raise [RuntimeError] if the key's `hash` or `eql?` changed the
+    #     tracker on each of 8 tries to look the key up.
     #   @raise [LateEventError] if `timestamp` is at or below the watermark.
     #   @raise [CapacityError] if the event would start a 33rd session for
     #     the key, or a session past `max_sessions` in all.
@@ -149,9 +165,11 @@ module WindowMachines
     #   @return [Hash{Symbol => Object}] `{gap: Integer, max_sessions:
     #     Integer or nil, watermark: Integer or nil, sessions: [[key, first,
     #     last], ...]}`, a new Hash.
-    #   @raise [TypeError] if a held key has no exact JSON form (only
-    #     Strings, Integers, true, false, nil and Arrays of them do; a Symbol
-    #     would come back a String). Checkpoint such keys with `Marshal`.
+    #   @raise [TypeError] if a held key has no exact JSON form: only
+    #     Integers, true, false, nil, Strings that are valid UTF-8 or ASCII
+    #     only (in an ASCII-compatible encoding), and Arrays of these (nested
+    #     at most 64 deep) do; a Symbol would come back a String, a UTF-16
+    #     String as UTF-8. Checkpoint such keys with `Marshal`.
 
     # @!method marshal_dump
     #   Called by `Marshal.dump`: the Hash {#to_h} returns, for keys of any
@@ -224,9 +242,11 @@ module WindowMachines
     # @param other [Object]
     # @return [Boolean] true if `other` is a tracker of the same class with
     #   the same gap, limit, watermark, keys (in the order they were first
-    #   held) and sessions.
+    #   held) and sessions. Keys are compared as Hash keys are, with `eql?`:
+    #   trackers holding the key `1` and the key `1.0` differ, as they would
+    #   file later events differently.
     def ==(other)
-      other.instance_of?(self.class) && other.marshal_dump == marshal_dump
+      other.instance_of?(self.class) && other.marshal_dump.eql?(marshal_dump)
     end
     alias eql? ==
 

@@ -6,8 +6,8 @@
 use magnus::{prelude::*, r_hash::ForEach, Error, RArray, RHash, RString, Ruby, Symbol, Value};
 use window_machines_core::Span;
 
-use crate::convert::to_u64;
-use crate::errors::{described, invalid_argument, wrong_type};
+use crate::convert::{entry, to_u64};
+use crate::errors::{described, invalid_argument, shown, wrong_type};
 
 /// The values stored under `names` in `input`, each keyed by a Symbol or a
 /// String (so a JSON round trip works), each exactly once, with no other key.
@@ -29,7 +29,7 @@ pub fn fields<const N: usize>(
             .ok_or_else(|| {
                 invalid_argument(
                     ruby,
-                    format!("checkpoint has an unknown key {}", key.inspect()),
+                    format!("checkpoint has an unknown key {}", shown(key)),
                 )
             })?;
         match found.get_mut(index) {
@@ -37,7 +37,7 @@ pub fn fields<const N: usize>(
             _ => {
                 return Err(invalid_argument(
                     ruby,
-                    format!("checkpoint gives {} twice", key.inspect()),
+                    format!("checkpoint gives {} twice", shown(key)),
                 ))
             }
         }
@@ -80,7 +80,7 @@ pub fn spans(ruby: &Ruby, value: Value) -> Result<Vec<Span>, Error> {
     let mut spans = Vec::with_capacity(array.len());
     // By index, not copied out: the entries stay where Ruby's GC sees them.
     for index in 0..array.len() {
-        let entry: Value = array.entry(index as isize)?;
+        let entry = entry(ruby, array, index)?;
         let pair = RArray::from_value(entry)
             .filter(|pair| pair.len() == 2)
             .ok_or_else(|| {

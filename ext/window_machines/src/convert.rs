@@ -2,8 +2,9 @@
 //! `to_int`, no truncation of Floats.
 
 use magnus::{prelude::*, rb_sys::AsRawValue, Error, Fixnum, RArray, RBignum, Ruby, Value};
+
 use rb_sys::{FIX2LONG, FIXNUM_P};
-use window_machines_core::{Span, Window};
+use window_machines_core::{Insertion, Span, Window, MAX_SESSIONS, MAX_SLIDING_WINDOWS};
 
 use crate::errors::{not_an_integer, out_of_range};
 
@@ -39,8 +40,14 @@ fn pair(ruby: &Ruby, a: u64, b: u64) -> RArray {
     ruby.ary_new_from_values(&[ruby.integer_from_u64(a), ruby.integer_from_u64(b)])
 }
 
-/// The most pairs [`pairs_array`] holds: the sliding and session caps.
-const MAX_PAIRS: usize = 32;
+/// The most pairs [`pairs_array`] holds: the larger of the sliding and
+/// session caps, which the core defines.
+const MAX_PAIRS: usize = if MAX_SESSIONS > MAX_SLIDING_WINDOWS {
+    MAX_SESSIONS
+} else {
+    MAX_SLIDING_WINDOWS
+};
+const _: () = assert!(MAX_PAIRS >= MAX_SESSIONS && MAX_PAIRS >= MAX_SLIDING_WINDOWS);
 
 /// `[[a, b], ...]` of at most 32 pairs, built without a protected push per
 /// element: the inner arrays wait on the stack, where Ruby's GC sees them.
@@ -81,4 +88,34 @@ pub fn optional_span(ruby: &Ruby, span: Option<Span>) -> Value {
         Some(span) => span_array(ruby, span).as_value(),
         None => ruby.qnil().as_value(),
     }
+}
+
+/// `array[index]`; an index past what Ruby can address is an IndexError.
+pub fn entry(ruby: &Ruby, array: RArray, index: usize) -> Result<Value, Error> {
+    let index = isize::try_from(index).map_err(|_| {
+        Error::new(
+            ruby.exception_index_error(),
+            format!("index {index} is past what an Array holds"),
+        )
+    })?;
+    array.entry(index)
+}
+
+/// An optional Integer as `inspect` shows it: the number, or `nil`.
+pub fn optional(value: Option<u64>) -> String {
+    value.map_or_else(|| "nil".to_owned(), |value| value.to_string())
+}
+
+/// What an insert returns: `[first, last]` of the session the event ended
+/// up in. Given a block, first yields `(old_span, new_span)` for each span
+/// the insert replaced, oldest first; the tracker is already updated and no
+/// longer borrowed, so the block may use it.
+pub fn inserted(ruby: &Ruby, insertion: Insertion) -> Result<RArray, Error> {
+    if ruby.block_given() {
+        for old in insertion.replaced.spans() {
+            let yielded = (span_array(ruby, old), span_array(ruby, insertion.span));
+            ruby.yield_values::<_, Value>(yielded)?;
+        }
+    }
+    Ok(span_array(ruby, insertion.span))
 }

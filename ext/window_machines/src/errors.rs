@@ -2,7 +2,10 @@
 
 use std::sync::OnceLock;
 
-use magnus::{gc, kwargs, prelude::*, value::Opaque, Error, ExceptionClass, RModule, Ruby, Value};
+use magnus::{
+    gc, kwargs, prelude::*, rb_sys::AsRawValue, rb_sys::FromRawValue, value::Opaque, Error,
+    ExceptionClass, RBignum, RModule, RString, Ruby, Value,
+};
 use window_machines_core::{Error as CoreError, ErrorKind};
 
 struct Classes {
@@ -31,7 +34,8 @@ pub fn load(module: RModule) -> Result<(), Error> {
         late_event: fetch(module, "LateEventError")?,
         capacity: fetch(module, "CapacityError")?,
     };
-    let _ = CLASSES.set(classes);
+    // Set once per process; a second init (which Ruby never does) keeps the first.
+    CLASSES.get_or_init(|| classes);
     Ok(())
 }
 
@@ -43,8 +47,19 @@ fn class(ruby: &Ruby, pick: impl Fn(&Classes) -> Opaque<ExceptionClass>) -> Exce
     }
 }
 
+/// Turns the core's refusals into the gem's Ruby errors: `result.or_raise(ruby)?`.
+pub trait OrRaise<T> {
+    fn or_raise(self, ruby: &Ruby) -> Result<T, Error>;
+}
+
+impl<T> OrRaise<T> for Result<T, CoreError> {
+    fn or_raise(self, ruby: &Ruby) -> Result<T, Error> {
+        self.map_err(|error| refused(ruby, error))
+    }
+}
+
 /// The Ruby error for a call the core refused.
-pub fn refused(ruby: &Ruby, error: CoreError) -> Error {
+fn refused(ruby: &Ruby, error: CoreError) -> Error {
     let class = match error.kind() {
         ErrorKind::Argument => class(ruby, |c| c.argument),
         ErrorKind::Range => class(ruby, |c| c.range),
@@ -54,12 +69,53 @@ pub fn refused(ruby: &Ruby, error: CoreError) -> Error {
     Error::new(class, error.to_string())
 }
 
+/// How much of a value's inspect a message shows.
+const SHOWN_CHARS: usize = 60;
+#[allow(clippy::cast_possible_wrap)] // 60 fits every integer type
+const SHOWN_CHARS_LONG: std::os::raw::c_long = SHOWN_CHARS as std::os::raw::c_long;
+
 /// `1.5 (Float)`: a value and its class, for messages.
 pub fn described(value: Value) -> String {
     // SAFETY: the class name is copied out before Ruby runs again (inspect
     // may run Ruby code), so the borrowed C string cannot be freed under us.
     let class = unsafe { value.classname() }.into_owned();
-    format!("{} ({class})", value.inspect())
+    format!("{} ({class})", shown(value))
+}
+
+/// The value's inspect, cut short: a message never grows with its input.
+/// A long String is cut before it is inspected, and a huge Integer is not
+/// written out, so a 50 MB argument costs no more than a small one.
+pub fn shown(value: Value) -> String {
+    if let Some(string) = RString::from_value(value) {
+        if string.len() > SHOWN_CHARS {
+            // SAFETY: a String; rb_str_substr makes a new String of its first
+            // characters (it allocates, and raises for nothing here).
+            let head = unsafe {
+                Value::from_raw(rb_sys::rb_str_substr(value.as_raw(), 0, SHOWN_CHARS_LONG))
+            };
+            return format!("{}... ({} bytes)", cut(head.inspect()), string.len());
+        }
+    }
+    if RBignum::from_value(value).is_some() {
+        // SAFETY: a Bignum; rb_absint_size counts its bytes and cannot raise.
+        let bytes = unsafe { rb_sys::rb_absint_size(value.as_raw(), std::ptr::null_mut()) };
+        if bytes > 16 {
+            let sign = if RBignum::from_value(value).is_some_and(|big| big.is_negative()) {
+                "-"
+            } else {
+                ""
+            };
+            return format!("an Integer of {sign}{bytes} bytes");
+        }
+    }
+    cut(value.inspect())
+}
+
+fn cut(text: String) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text,
+    }
 }
 
 /// A WindowMachines::TypeError.
@@ -84,7 +140,7 @@ pub fn not_an_integer(ruby: &Ruby, name: &str, value: Value) -> Error {
 pub fn out_of_range(ruby: &Ruby, name: &str, value: Value) -> Error {
     Error::new(
         class(ruby, |c| c.range),
-        format!("{name} must be in 0..2**64-1, got {}", value.inspect()),
+        format!("{name} must be in 0..2**64-1, got {}", shown(value)),
     )
 }
 

@@ -12,5 +12,6 @@ pub fn same_class(a: Value, b: Value) -> bool {
 pub fn state_hash(state: &impl Hash) -> i64 {
     let mut hasher = DefaultHasher::new();
     state.hash(&mut hasher);
-    (hasher.finish() >> 2) as i64
+    // Two bits dropped: the result fits a Fixnum, so Ruby allocates nothing.
+    i64::try_from(hasher.finish() >> 2).unwrap_or_default()
 }

@@ -5,10 +5,15 @@
 mod checkpoint;
 mod convert;
 mod errors;
+mod guard;
+mod hash_key;
+mod held;
 mod identity;
-mod key_table;
+mod key_lookup;
 mod keyed_sessions;
+mod keyed_sessions_checkpoint;
 mod receiver;
+mod restore;
 mod sessions;
 mod watermark;
 mod windows;
@@ -17,8 +22,9 @@ use magnus::{Error, Ruby};
 
 #[magnus::init]
 fn init(ruby: &Ruby) -> Result<(), Error> {
-    // No global mutable state: the error classes are written once, here,
-    // and every object's state belongs to its own Ractor.
+    // SAFETY: called during the extension's init, as Ruby requires. The
+    // claim holds: there is no global mutable state (the error classes are
+    // written once, here), and every object's state belongs to its Ractor.
     unsafe { rb_sys::rb_ext_ractor_safe(true) };
     let module = ruby.define_module("WindowMachines")?;
     errors::load(module)?;

@@ -1,4 +1,4 @@
-//! The Rust value behind `self`.
+//! The Rust value behind `self` (or behind an argument of the same class).
 //!
 //! magnus's own conversion wraps `rb_check_typeddata` in `rb_protect`, a
 //! setjmp on every call that costs more than all the rest of a call such as
@@ -14,28 +14,48 @@ use rb_sys::{
     RTYPEDDATA_TYPE,
 };
 
+use crate::errors::check_frozen;
+
 /// The `T` wrapped by `value`, borrowed for the current call (as long as
-/// the call's `Ruby` handle).
+/// the call's `Ruby` handle). `value` must be the call's receiver or one of
+/// its arguments.
 #[inline]
 pub fn unwrap<T: TypedData>(ruby: &Ruby, value: Value) -> Result<&T, Error> {
     // magnus's DataType is #[repr(transparent)] over rb_data_type_t.
-    let data_type = T::data_type() as *const DataType as *const rb_data_type_t;
+    let data_type = std::ptr::from_ref::<DataType>(T::data_type()).cast::<rb_data_type_t>();
     let raw = value.as_raw();
-    // SAFETY: each read is guarded by the one before it; a matching type
-    // guarantees the object wraps a T; the object is alive for the whole
-    // call because it is the call's receiver, and Ruby never moves the T.
-    unsafe {
-        let wraps_t = RB_TYPE_P(raw, RUBY_T_DATA)
+    // SAFETY: each read is guarded by the one before it (an object, of
+    // T_DATA, typed), so every header read is of a live object's header.
+    let wraps_t = unsafe {
+        RB_TYPE_P(raw, RUBY_T_DATA)
             && RTYPEDDATA_P(raw)
-            && std::ptr::eq(RTYPEDDATA_TYPE(raw), data_type);
-        if !wraps_t {
-            return Err(Error::new(
-                ruby.exception_type_error(),
-                format!("expected {}, got {}", T::class(ruby), value.classname()),
-            ));
-        }
-        Ok(&*(RTYPEDDATA_GET_DATA(raw) as *const T))
+            && std::ptr::eq(RTYPEDDATA_TYPE(raw), data_type)
+    };
+    if !wraps_t {
+        // SAFETY: the borrowed class name is copied out at once, before any
+        // Ruby code can run and free it.
+        let got = unsafe { value.classname() }.into_owned();
+        // Outside any unsafe block: displaying a class may run Ruby code.
+        let expected = T::class(ruby);
+        return Err(Error::new(
+            ruby.exception_type_error(),
+            format!("expected {expected}, got {got}"),
+        ));
     }
+    // SAFETY: a matching data type guarantees the object wraps a T, which
+    // Ruby never moves (the data pointer is fixed). The object stays alive
+    // for the whole call: the VM stack holds the call's receiver and
+    // arguments until it returns, and the returned borrow lives no longer
+    // than the call's `Ruby` handle.
+    Ok(unsafe { &*RTYPEDDATA_GET_DATA(raw).cast::<T>() })
+}
+
+/// The receiver's `T`, after the frozen check every mutator makes first.
+#[inline]
+pub fn unfrozen<T: TypedData>(ruby: &Ruby, rb_self: Value) -> Result<&T, Error> {
+    let this = unwrap::<T>(ruby, rb_self)?;
+    check_frozen(ruby, rb_self)?;
+    Ok(this)
 }
 
 /// Defines the class that wraps `T`. Objects come from new, from_h, dup,

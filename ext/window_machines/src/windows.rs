@@ -4,12 +4,12 @@ use magnus::{function, Error, RArray, RModule, Ruby, Value};
 use window_machines_core::{sliding, tumbling};
 
 use crate::convert::{to_u64, window_array, windows_array};
-use crate::errors::refused;
+use crate::errors::OrRaise;
 
 fn tumbling_window(ruby: &Ruby, timestamp: Value, size: Value) -> Result<RArray, Error> {
     let timestamp = to_u64(ruby, "timestamp", timestamp)?;
     let size = to_u64(ruby, "size", size)?;
-    let window = tumbling(timestamp, size).map_err(|error| refused(ruby, error))?;
+    let window = tumbling(timestamp, size).or_raise(ruby)?;
     Ok(window_array(ruby, window))
 }
 
@@ -22,7 +22,7 @@ fn sliding_windows(
     let timestamp = to_u64(ruby, "timestamp", timestamp)?;
     let width = to_u64(ruby, "width", width)?;
     let slide = to_u64(ruby, "slide", slide)?;
-    let windows = sliding(timestamp, width, slide).map_err(|error| refused(ruby, error))?;
+    let windows = sliding(timestamp, width, slide).or_raise(ruby)?;
     Ok(windows_array(ruby, windows))
 }
 

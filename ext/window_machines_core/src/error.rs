@@ -29,6 +29,8 @@ pub enum Error {
     },
     /// More restored sessions than a tracker holds.
     TooManySpans { count: usize, limit: usize },
+    /// A new key when a tracker already holds as many keys as it can index.
+    TooManyKeys { limit: u64 },
 }
 
 /// The broad class of an [`Error`], which bindings map onto their own
@@ -46,6 +48,7 @@ pub enum ErrorKind {
 }
 
 impl Error {
+    #[must_use]
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::ZeroLength { .. }
@@ -56,7 +59,8 @@ impl Error {
             Error::Late { .. } => ErrorKind::Late,
             Error::TooManyWindows { .. }
             | Error::TooManySessions { .. }
-            | Error::TooManySpans { .. } => ErrorKind::Capacity,
+            | Error::TooManySpans { .. }
+            | Error::TooManyKeys { .. } => ErrorKind::Capacity,
         }
     }
 }
@@ -103,6 +107,10 @@ impl fmt::Display for Error {
                 f,
                 "sessions must be sorted and more than the gap {gap} apart, \
                  got [{earlier_first}, {earlier_last}] then [{later_first}, {later_last}]"
+            ),
+            Error::TooManyKeys { limit } => write!(
+                f,
+                "a new key would exceed the {limit} keys a tracker holds at once"
             ),
             Error::TooManySpans { count, limit } => write!(
                 f,

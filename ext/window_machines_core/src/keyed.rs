@@ -3,17 +3,13 @@
 //! closed sessions never sweeps keys, and a key's state is released the
 //! moment its last session is handed over.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
+use crate::key_slots::{KeyLookup, KeySlot, KeySlots};
 use crate::span::{Insertion, Span};
 use crate::span_list::{Placement, SpanList, MAX_SESSIONS};
 use crate::watermark::Watermark;
-
-/// Where a key's state lives; bindings keep it beside the key (in a hash
-/// table of their own) to find the state again without hashing in here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct KeySlot(u32);
 
 /// The order sessions close and are handed over in: by last event, then by
 /// first, then by the key that has been held longest (`seen`).
@@ -32,14 +28,6 @@ impl ClosingOrder {
             seen,
         }
     }
-}
-
-#[derive(Debug, Clone)]
-struct KeyState<K> {
-    key: K,
-    /// Order in which keys started being held, for ties in [`ClosingOrder`].
-    seen: u64,
-    spans: SpanList,
 }
 
 /// What a keyed insert did, and where its key lives.
@@ -64,18 +52,16 @@ pub struct Handover<K> {
 
 /// Sessions per key, at most [`MAX_SESSIONS`] per key and optionally
 /// `max_sessions` in all, under one watermark.
+///
+/// Keys are found by a hash and an equality the caller supplies (see
+/// [`KeyLookup`]): a binding compares keys its own way.
 #[derive(Debug, Clone)]
 pub struct KeyedSessions<K> {
     gap: u64,
     max_sessions: Option<usize>,
     watermark: Watermark,
-    slots: Vec<Option<KeyState<K>>>,
-    /// Released slots, reused oldest first: keys then sit in the slot
-    /// table roughly in the order they arrive and close, so consecutive
-    /// hand-overs and inserts touch nearby memory.
-    free_slots: VecDeque<u32>,
+    keys: KeySlots<K, SpanList>,
     closing: BTreeMap<ClosingOrder, KeySlot>,
-    next_seen: u64,
     span_heap_bytes: usize,
 }
 
@@ -87,12 +73,26 @@ impl<K> Default for KeyedSessions<K> {
             gap: 1,
             max_sessions: None,
             watermark: Watermark::default(),
-            slots: Vec::new(),
-            free_slots: VecDeque::new(),
+            keys: KeySlots::default(),
             closing: BTreeMap::new(),
-            next_seen: 0,
             span_heap_bytes: 0,
         }
+    }
+}
+
+impl<K> KeyLookup for KeyedSessions<K> {
+    type Key = K;
+
+    fn first_with_hash(&self, hash: u64) -> Option<KeySlot> {
+        self.keys.first_with_hash(hash)
+    }
+
+    fn next_with_same_hash(&self, slot: KeySlot) -> Option<KeySlot> {
+        self.keys.next_with_same_hash(slot)
+    }
+
+    fn key(&self, slot: KeySlot) -> Option<&K> {
+        self.keys.key(slot)
     }
 }
 
@@ -117,106 +117,143 @@ impl<K: Clone> KeyedSessions<K> {
         })
     }
 
-    /// A tracker restored from its parts: each key with its spans, keys in
-    /// the order they were first held. Every invariant is checked.
-    pub fn from_parts(
-        gap: u64,
-        max_sessions: Option<u64>,
-        watermark: Option<u64>,
-        keys: Vec<(K, Vec<Span>)>,
-    ) -> Result<Self> {
+    /// An empty tracker to restore a checkpoint into: give it every session
+    /// with [`KeyedSessions::restore`], then check it with
+    /// [`KeyedSessions::finish_restore`]. Until then it holds the keys (so a
+    /// binding can keep them alive) but answers nothing else.
+    pub fn restoring(gap: u64, max_sessions: Option<u64>, watermark: Option<u64>) -> Result<Self> {
         let mut tracker = KeyedSessions::new(gap, max_sessions)?;
         tracker.watermark = Watermark::new(watermark);
-        let total: usize = keys.iter().map(|(_, spans)| spans.len()).sum();
-        if let Some(limit) = tracker.max_sessions.filter(|limit| total > *limit) {
+        Ok(tracker)
+    }
+
+    /// Adds one session of a checkpoint for the key held at `slot` (or,
+    /// without a slot, a new key made by `key`, held under `hash`). Keys are
+    /// held in the order they first appear, which breaks closing ties.
+    pub fn restore(
+        &mut self,
+        slot: Option<KeySlot>,
+        hash: u64,
+        key: impl FnOnce() -> K,
+        span: Span,
+    ) -> Result<KeySlot> {
+        let slot = match slot.filter(|slot| self.keys.state(*slot).is_some()) {
+            Some(slot) => slot,
+            None => self.keys.hold(hash, key(), SpanList::default())?,
+        };
+        if let Some(spans) = self.keys.state_mut(slot) {
+            spans.push_unchecked(span);
+        }
+        Ok(slot)
+    }
+
+    /// Checks a restored tracker as untrusted input: every invariant that
+    /// inserts keep, in the order keys were first given. On success the
+    /// tracker works as if inserts had built it.
+    pub fn finish_restore(&mut self) -> Result<()> {
+        let total: usize = self.keys.iter().map(|(_, _, spans)| spans.len()).sum();
+        if let Some(limit) = self.max_sessions.filter(|limit| total > *limit) {
             return Err(Error::TooManySpans {
                 count: total,
                 limit,
             });
         }
-        for (key, spans) in keys {
-            let spans = SpanList::validated(spans, gap)?;
-            if spans.is_empty() {
-                continue;
-            }
-            let slot = tracker.vacant_slot();
-            let seen = tracker.next_seen;
-            tracker.next_seen += 1;
-            tracker.span_heap_bytes += spans.heap_bytes();
-            for span in spans.as_slice() {
-                tracker.closing.insert(ClosingOrder::of(*span, seen), slot);
-            }
-            tracker.slots[slot.0 as usize] = Some(KeyState { key, seen, spans });
+        for (_, _, spans) in self.keys.in_held_order() {
+            SpanList::check(spans.as_slice(), self.gap)?;
         }
+        self.closing.clear();
+        self.span_heap_bytes = 0;
+        for (slot, _, spans) in self.keys.iter() {
+            let seen = self.keys.seen(slot).unwrap_or_default();
+            self.span_heap_bytes += spans.heap_bytes();
+            for span in spans.as_slice() {
+                self.closing.insert(ClosingOrder::of(*span, seen), slot);
+            }
+        }
+        Ok(())
+    }
+
+    /// A tracker restored from its parts: each key with its hash and spans,
+    /// keys in the order they were first held; checked as
+    /// [`KeyedSessions::finish_restore`] checks. Keys must be distinct.
+    pub fn from_parts(
+        gap: u64,
+        max_sessions: Option<u64>,
+        watermark: Option<u64>,
+        keys: Vec<(K, u64, Vec<Span>)>,
+    ) -> Result<Self> {
+        let mut tracker = KeyedSessions::restoring(gap, max_sessions, watermark)?;
+        for (key, hash, spans) in keys {
+            let mut slot = None;
+            for span in spans {
+                let key = key.clone();
+                slot = Some(tracker.restore(slot, hash, || key, span)?);
+            }
+        }
+        tracker.finish_restore()?;
         Ok(tracker)
     }
 
+    #[must_use]
     pub fn gap(&self) -> u64 {
         self.gap
     }
 
+    #[must_use]
     pub fn max_sessions(&self) -> Option<usize> {
         self.max_sessions
     }
 
+    #[must_use]
     pub fn watermark(&self) -> Option<u64> {
         self.watermark.value()
     }
 
     /// Sessions held, across all keys.
+    #[must_use]
     pub fn len(&self) -> usize {
         self.closing.len()
     }
 
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.closing.is_empty()
     }
 
     /// Keys holding at least one session.
+    #[must_use]
     pub fn key_count(&self) -> usize {
-        self.slots.len() - self.free_slots.len()
+        self.keys.len()
     }
 
     /// Heap memory the tracker owns. The index's share is estimated from
     /// its entries (B-tree nodes are not exposed); the rest is exact.
+    #[must_use]
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         let index_entry = size_of::<ClosingOrder>() + size_of::<KeySlot>();
-        self.slots.capacity() * size_of::<Option<KeyState<K>>>()
-            + self.free_slots.capacity() * size_of::<u32>()
-            + self.closing.len() * index_entry * 3 / 2
-            + self.span_heap_bytes
-    }
-
-    fn state(&self, slot: KeySlot) -> Option<&KeyState<K>> {
-        self.slots.get(slot.0 as usize)?.as_ref()
-    }
-
-    /// The key held at `slot`, if any.
-    pub fn key(&self, slot: KeySlot) -> Option<&K> {
-        self.state(slot).map(|state| &state.key)
+        self.keys.heap_bytes() + self.closing.len() * index_entry * 3 / 2 + self.span_heap_bytes
     }
 
     /// The spans held for the key at `slot`, oldest first.
+    #[must_use]
     pub fn spans(&self, slot: KeySlot) -> &[Span] {
-        self.state(slot).map_or(&[], |state| state.spans.as_slice())
+        self.keys.state(slot).map_or(&[], SpanList::as_slice)
     }
 
     /// Every held key once, in the order keys started being held, with its spans.
+    #[must_use]
     pub fn keys(&self) -> Vec<(&K, &[Span])> {
-        let mut held: Vec<&KeyState<K>> = self.slots.iter().flatten().collect();
-        held.sort_by_key(|state| state.seen);
-        held.into_iter()
-            .map(|state| (&state.key, state.spans.as_slice()))
+        self.keys
+            .in_held_order()
+            .into_iter()
+            .map(|(_, key, spans)| (key, spans.as_slice()))
             .collect()
     }
 
-    /// Every held key with its slot, in no particular order.
-    pub fn slots(&self) -> impl Iterator<Item = (KeySlot, &K)> {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter_map(|(index, state)| Some((KeySlot(index as u32), &state.as_ref()?.key)))
+    /// Every held key, in no particular order.
+    pub fn held_keys(&self) -> impl Iterator<Item = &K> {
+        self.keys.iter().map(|(_, key, _)| key)
     }
 
     /// Every held session in the order they close, with its key.
@@ -226,23 +263,28 @@ impl<K: Clone> KeyedSessions<K> {
                 first: order.first,
                 last: order.last,
             };
-            Some((self.key(*slot)?, span))
+            Some((self.keys.key(*slot)?, span))
         })
     }
 
     /// Puts an event for the key held at `slot` (or, without a slot, for a
-    /// new key made by `key`) into that key's sessions. A refused insert
-    /// changes nothing and does not call `key`.
+    /// new key made by `key` and held under `hash`) into that key's
+    /// sessions. A refused insert changes nothing and does not call `key`.
     pub fn insert(
         &mut self,
         slot: Option<KeySlot>,
+        hash: u64,
         key: impl FnOnce() -> K,
         timestamp: u64,
     ) -> Result<KeyedInsertion> {
         self.watermark.admit(timestamp)?;
-        let held = slot.filter(|slot| self.state(*slot).is_some());
-        let placement = match held.and_then(|slot| self.state(slot)) {
-            Some(state) => state.spans.place(timestamp, self.gap),
+        debug_assert!(
+            slot.is_none_or(|slot| self.keys.state(slot).is_some()),
+            "insert was given a slot that holds no key"
+        );
+        let held = slot.filter(|slot| self.keys.state(*slot).is_some());
+        let placement = match held.and_then(|slot| self.keys.state(slot)) {
+            Some(spans) => spans.place(timestamp, self.gap),
             None => Placement::Open(0),
         };
         if placement.opens() {
@@ -258,27 +300,21 @@ impl<K: Clone> KeyedSessions<K> {
         }
         let slot = match held {
             Some(slot) => slot,
-            None => self.vacant_slot(),
+            None => self.keys.hold(hash, key(), SpanList::default())?,
         };
-        let seen = self.next_seen;
-        // The slot is either held (checked above) or was just made vacant,
-        // so the index is in bounds.
-        let state = self.slots[slot.0 as usize].get_or_insert_with(|| KeyState {
-            key: key(),
-            seen,
-            spans: SpanList::default(),
-        });
-        let heap_before = state.spans.heap_bytes();
-        let insertion = state.spans.apply(placement, timestamp);
-        let heap_after = state.spans.heap_bytes();
-        let seen = state.seen;
-        if held.is_none() {
-            self.next_seen += 1;
-        }
+        let seen = self.keys.seen(slot).unwrap_or_default();
+        let Some(spans) = self.keys.state_mut(slot) else {
+            debug_assert!(false, "a key just found or held has no state");
+            return Err(Error::TooManyKeys { limit: 0 });
+        };
+        let heap_before = spans.heap_bytes();
+        let insertion = spans.apply(placement, timestamp);
+        let heap_after = spans.heap_bytes();
         self.span_heap_bytes = self.span_heap_bytes + heap_after - heap_before;
         if !matches!(placement, Placement::Inside(_)) {
             for old in insertion.replaced.spans() {
-                self.closing.remove(&ClosingOrder::of(old, seen));
+                let removed = self.closing.remove(&ClosingOrder::of(old, seen));
+                debug_assert!(removed.is_some(), "a replaced span was not indexed");
             }
             self.closing
                 .insert(ClosingOrder::of(insertion.span, seen), slot);
@@ -290,31 +326,9 @@ impl<K: Clone> KeyedSessions<K> {
         })
     }
 
-    /// An empty slot, reused if one was released.
-    fn vacant_slot(&mut self) -> KeySlot {
-        if let Some(index) = self.free_slots.pop_front() {
-            return KeySlot(index);
-        }
-        self.slots.push(None);
-        KeySlot((self.slots.len() - 1) as u32)
-    }
-
     /// Moves the watermark forward; says whether it moved.
     pub fn advance_watermark(&mut self, timestamp: u64) -> bool {
         self.watermark.advance(timestamp)
-    }
-
-    /// Asks the CPU to start loading a slot that is about to be needed, so
-    /// that handing over many sessions in a row overlaps their cache misses.
-    fn prefetch(&self, slot: KeySlot) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(state) = self.slots.get(slot.0 as usize) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: a prefetch never faults and has no visible effect.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>((state as *const Option<KeyState<K>>).cast()) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = slot;
     }
 
     /// Removes and returns the session that closed first, across all keys.
@@ -326,30 +340,33 @@ impl<K: Clone> KeyedSessions<K> {
         let (order, slot) = (*order, *slot);
         self.closing.pop_first();
         if let Some((_, next)) = self.closing.first_key_value() {
-            self.prefetch(*next);
+            self.keys.prefetch(*next);
         }
         let span = Span {
             first: order.first,
             last: order.last,
         };
-        let entry = self.slots.get_mut(slot.0 as usize)?;
-        let state = entry.as_mut()?;
+        let Some(spans) = self.keys.state_mut(slot) else {
+            debug_assert!(false, "an indexed session's key is not held");
+            return None;
+        };
         // A key's sessions close in their own order, so this is its first.
-        let heap_before = state.spans.heap_bytes();
-        state.spans.remove_first();
-        self.span_heap_bytes = self.span_heap_bytes + state.spans.heap_bytes() - heap_before;
-        if !state.spans.is_empty() {
+        debug_assert_eq!(spans.first(), Some(span));
+        let heap_before = spans.heap_bytes();
+        spans.remove_first();
+        let (heap_after, emptied) = (spans.heap_bytes(), spans.is_empty());
+        self.span_heap_bytes = self.span_heap_bytes + heap_after - heap_before;
+        if !emptied {
             return Some(Handover {
-                key: state.key.clone(),
+                key: self.keys.key(slot)?.clone(),
                 slot,
                 span,
                 released: false,
             });
         }
-        let state = entry.take()?;
-        self.free_slots.push_back(slot.0);
+        let (key, _) = self.keys.release(slot)?;
         Some(Handover {
-            key: state.key,
+            key,
             slot,
             span,
             released: true,
@@ -361,38 +378,46 @@ impl<K: Clone> KeyedSessions<K> {
 mod tests {
     use super::*;
     use crate::span::Replaced;
-    use std::collections::HashMap;
 
     fn span(first: u64, last: u64) -> Span {
         Span { first, last }
     }
 
-    /// A tracker keyed by &str, with the slot table a binding would keep.
+    /// A deliberately weak hash, so that keys collide and equality decides.
+    fn hash(key: &str) -> u64 {
+        key.len() as u64
+    }
+
+    /// A tracker keyed by &str, found through the tracker's own key lookup.
     struct Harness {
         tracker: KeyedSessions<&'static str>,
-        slots: HashMap<&'static str, KeySlot>,
     }
 
     impl Harness {
         fn new(gap: u64, max_sessions: Option<u64>) -> Harness {
             Harness {
                 tracker: KeyedSessions::new(gap, max_sessions).unwrap(),
-                slots: HashMap::new(),
             }
         }
 
+        fn slot(&self, key: &str) -> Option<KeySlot> {
+            let mut at = self.tracker.first_with_hash(hash(key));
+            while let Some(slot) = at {
+                if self.tracker.key(slot) == Some(&key) {
+                    return Some(slot);
+                }
+                at = self.tracker.next_with_same_hash(slot);
+            }
+            None
+        }
+
         fn insert(&mut self, key: &'static str, timestamp: u64) -> Result<KeyedInsertion> {
-            let slot = self.slots.get(key).copied();
-            let done = self.tracker.insert(slot, || key, timestamp)?;
-            self.slots.insert(key, done.slot);
-            Ok(done)
+            let slot = self.slot(key);
+            self.tracker.insert(slot, hash(key), || key, timestamp)
         }
 
         fn take(&mut self) -> Option<(&'static str, Span)> {
             let handover = self.tracker.take_closed()?;
-            if handover.released {
-                self.slots.remove(handover.key);
-            }
             Some((handover.key, handover.span))
         }
     }
@@ -462,7 +487,7 @@ mod tests {
         let last = keyed.tracker.take_closed().unwrap();
         assert!(last.released);
         assert_eq!(keyed.tracker.key_count(), 0);
-        keyed.slots.clear();
+        assert_eq!(keyed.slot("a"), None);
         assert!(keyed.insert("a", 50).unwrap().new_key);
         assert_eq!(keyed.tracker.key_count(), 1);
         assert!(keyed.tracker.heap_bytes() > 0);
@@ -527,11 +552,11 @@ mod tests {
             keyed.insert(key, timestamp).unwrap();
         }
         keyed.tracker.advance_watermark(3);
-        let parts: Vec<(&str, Vec<Span>)> = keyed
+        let parts: Vec<(&str, u64, Vec<Span>)> = keyed
             .tracker
             .keys()
             .into_iter()
-            .map(|(key, spans)| (*key, spans.to_vec()))
+            .map(|(key, spans)| (*key, hash(key), spans.to_vec()))
             .collect();
         assert_eq!(parts[0].0, "b");
         let restored = KeyedSessions::from_parts(5, Some(10), Some(3), parts).unwrap();
@@ -544,14 +569,18 @@ mod tests {
 
     #[test]
     fn from_parts_refuses_bad_spans_and_too_many_sessions() {
-        let bad =
-            KeyedSessions::from_parts(5, None, None, vec![("a", vec![span(1, 10), span(12, 20)])]);
+        let bad = KeyedSessions::from_parts(
+            5,
+            None,
+            None,
+            vec![("a", 1, vec![span(1, 10), span(12, 20)])],
+        );
         assert!(matches!(bad, Err(Error::SpansTooClose { .. })));
         let too_many = KeyedSessions::from_parts(
             5,
             Some(1),
             None,
-            vec![("a", vec![span(1, 1)]), ("b", vec![span(1, 1)])],
+            vec![("a", 1, vec![span(1, 1)]), ("b", 1, vec![span(1, 1)])],
         );
         assert_eq!(
             too_many.unwrap_err(),

@@ -3,6 +3,7 @@
 //! group into sessions. Plain Rust, no I/O, no clock, no payloads.
 
 mod error;
+mod key_slots;
 mod keyed;
 mod sessions;
 mod span;
@@ -11,7 +12,8 @@ mod watermark;
 mod window;
 
 pub use error::{Error, ErrorKind, Result};
-pub use keyed::{Handover, KeySlot, KeyedInsertion, KeyedSessions};
+pub use key_slots::{KeyLookup, KeySlot, KeySlots};
+pub use keyed::{Handover, KeyedInsertion, KeyedSessions};
 pub use sessions::Sessions;
 pub use span::{Insertion, Replaced, Span};
 pub use span_list::MAX_SESSIONS;

@@ -50,20 +50,24 @@ impl Sessions {
         })
     }
 
+    #[must_use]
     pub fn gap(&self) -> u64 {
         self.gap
     }
 
+    #[must_use]
     pub fn watermark(&self) -> Option<u64> {
         self.watermark.value()
     }
 
     /// Held spans, oldest first.
+    #[must_use]
     pub fn spans(&self) -> &[Span] {
         self.spans.as_slice()
     }
 
     /// Heap memory the tracker owns, beyond its own size.
+    #[must_use]
     pub fn heap_bytes(&self) -> usize {
         self.spans.heap_bytes()
     }

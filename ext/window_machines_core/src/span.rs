@@ -8,6 +8,7 @@ pub struct Span {
 }
 
 impl Span {
+    #[must_use]
     pub fn at(timestamp: u64) -> Span {
         Span {
             first: timestamp,

@@ -68,6 +68,12 @@ impl SpanList {
     /// Spans from outside, checked: sorted, each first at or before its
     /// last, any two more than `gap` apart, at most [`MAX_SESSIONS`].
     pub(crate) fn validated(spans: Vec<Span>, gap: u64) -> Result<SpanList> {
+        SpanList::check(&spans, gap)?;
+        Ok(SpanList::from_vec(spans))
+    }
+
+    /// Whether `spans` could have been built by inserts under `gap`.
+    pub(crate) fn check(spans: &[Span], gap: u64) -> Result<()> {
         if spans.len() > MAX_SESSIONS {
             return Err(Error::TooManySpans {
                 count: spans.len(),
@@ -91,7 +97,17 @@ impl SpanList {
                 gap,
             });
         }
-        Ok(SpanList::from_vec(spans))
+        Ok(())
+    }
+
+    /// Appends a span from a checkpoint without checking it; a restore
+    /// checks the whole list with [`SpanList::check`] before use.
+    pub(crate) fn push_unchecked(&mut self, span: Span) {
+        match self {
+            SpanList::Empty => *self = SpanList::One(span),
+            SpanList::One(held) => *self = SpanList::Many(vec![*held, span]),
+            SpanList::Many(spans) => spans.push(span),
+        }
     }
 
     fn from_vec(mut spans: Vec<Span>) -> SpanList {

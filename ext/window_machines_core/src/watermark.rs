@@ -9,10 +9,12 @@ pub struct Watermark {
 }
 
 impl Watermark {
+    #[must_use]
     pub fn new(value: Option<u64>) -> Watermark {
         Watermark { value }
     }
 
+    #[must_use]
     pub fn value(&self) -> Option<u64> {
         self.value
     }
@@ -41,6 +43,7 @@ impl Watermark {
     ///
     /// A sum past `u64::MAX` counts as `u64::MAX`: once the watermark is
     /// there no event can still arrive, so the answer is exact.
+    #[must_use]
     pub fn has_passed(&self, time: u64, lateness: u64) -> bool {
         self.value
             .is_some_and(|value| time.saturating_add(lateness) <= value)

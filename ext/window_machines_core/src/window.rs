@@ -1,7 +1,10 @@
 use crate::error::{Error, Result};
 
 /// The most windows [`sliding`] will place one timestamp in.
-pub const MAX_SLIDING_WINDOWS: u64 = 32;
+pub const MAX_SLIDING_WINDOWS: usize = 32;
+
+/// [`MAX_SLIDING_WINDOWS`] for arithmetic on timestamps.
+const SLIDING_CAP: u64 = MAX_SLIDING_WINDOWS as u64;
 
 /// A half-open window of event time: `start` is inside, `end` is not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -44,7 +47,7 @@ pub fn sliding(timestamp: u64, width: u64, slide: u64) -> Result<SlidingWindows>
     // ceil(width / slide) > 32 exactly when width > 32 * slide; a product
     // past u64::MAX means the ratio is small. No division on the hot path.
     if slide
-        .checked_mul(MAX_SLIDING_WINDOWS)
+        .checked_mul(SLIDING_CAP)
         .is_some_and(|limit| width > limit)
     {
         return Err(Error::TooManyWindows { width, slide });
@@ -69,7 +72,8 @@ pub fn sliding(timestamp: u64, width: u64, slide: u64) -> Result<SlidingWindows>
         next_start: newest_start,
         width,
         slide,
-        remaining: remaining as usize,
+        // At most ceil(width / slide), checked above to be at most 32.
+        remaining: usize::try_from(remaining).unwrap_or(MAX_SLIDING_WINDOWS),
     })
 }
 

@@ -86,19 +86,19 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn wide(span: Span) -> WideSpan {
-    (span.first as u128, span.last as u128)
+    (u128::from(span.first), u128::from(span.last))
 }
 
 fn assert_invariants(sessions: &Sessions) {
     let spans = sessions.spans();
-    let gap = sessions.gap() as u128;
+    let gap = u128::from(sessions.gap());
     assert!(spans.len() <= MAX_SESSIONS);
     for span in spans {
         assert!(span.first <= span.last);
     }
     for pair in spans.windows(2) {
         assert!(
-            pair[1].first as u128 > pair[0].last as u128 + gap,
+            u128::from(pair[1].first) > u128::from(pair[0].last) + gap,
             "{pair:?}"
         );
     }
@@ -110,14 +110,14 @@ proptest! {
     #[test]
     fn sessions_match_the_naive_model(gap in gap(), ops in prop::collection::vec(op(), 1..200)) {
         let mut sessions = Sessions::new(gap).unwrap();
-        let mut model = NaiveSessions { gap: gap as u128, ..NaiveSessions::default() };
+        let mut model = NaiveSessions { gap: u128::from(gap), ..NaiveSessions::default() };
         for op in ops {
             match op {
                 Op::Insert(ts) => {
                     let before = sessions.clone();
                     match sessions.insert(ts) {
                         Ok(insertion) => {
-                            prop_assert_eq!(Some(wide(insertion.span)), model.insert(ts as u128));
+                            prop_assert_eq!(Some(wide(insertion.span)), model.insert(u128::from(ts)));
                             let replaced: Vec<Span> = insertion.replaced.spans().collect();
                             prop_assert!(replaced.windows(2).all(|pair| pair[0] < pair[1]));
                             for span in &replaced {
@@ -127,15 +127,15 @@ proptest! {
                         }
                         Err(error) => {
                             prop_assert!(matches!(error, Error::Late { .. } | Error::TooManySessions { .. }), "unexpected error");
-                            prop_assert_eq!(model.insert(ts as u128), None);
+                            prop_assert_eq!(model.insert(u128::from(ts)), None);
                             prop_assert_eq!(&sessions, &before);
                         }
                     }
                 }
                 Op::Advance(ts) => {
-                    let moves = model.watermark.is_none_or(|w| ts as u128 > w);
+                    let moves = model.watermark.is_none_or(|w| u128::from(ts) > w);
                     if moves {
-                        model.watermark = Some(ts as u128);
+                        model.watermark = Some(u128::from(ts));
                     }
                     prop_assert_eq!(sessions.advance_watermark(ts), moves);
                 }
@@ -168,10 +168,10 @@ proptest! {
 
     #[test]
     fn tumbling_matches_the_definition(ts in timestamp(), size in gap()) {
-        let start = ts as u128 / size as u128 * size as u128;
-        let end = start + size as u128;
+        let start = u128::from(ts) / u128::from(size) * u128::from(size);
+        let end = start + u128::from(size);
         match tumbling(ts, size) {
-            Ok(window) => prop_assert_eq!((window.start as u128, window.end as u128), (start, end)),
+            Ok(window) => prop_assert_eq!((u128::from(window.start), u128::from(window.end)), (start, end)),
             Err(error) => {
                 prop_assert!(matches!(error, Error::EndOverflow { .. }), "unexpected error");
                 prop_assert!(end > TOP);
@@ -182,12 +182,12 @@ proptest! {
     #[test]
     fn sliding_matches_enumeration(ts in timestamp(), slide in 1u64..50, width in 1u64..1700) {
         let result = sliding(ts, width, slide);
-        if width.div_ceil(slide) > MAX_SLIDING_WINDOWS {
+        if width.div_ceil(slide) > MAX_SLIDING_WINDOWS as u64 {
             prop_assert!(matches!(result, Err(Error::TooManyWindows { .. })), "unexpected error");
             return Ok(());
         }
         // Every multiple of slide that could start a window holding ts, newest first.
-        let (ts, width, slide) = (ts as u128, width as u128, slide as u128);
+        let (ts, width, slide) = (u128::from(ts), u128::from(width), u128::from(slide));
         let newest = ts / slide * slide;
         let expected: Vec<(u128, u128)> = (0..=MAX_SLIDING_WINDOWS as u128)
             .filter_map(|k| newest.checked_sub(k * slide))
@@ -197,7 +197,7 @@ proptest! {
         match result {
             Ok(windows) => {
                 let got: Vec<(u128, u128)> = windows
-                    .map(|Window { start, end }| (start as u128, end as u128))
+                    .map(|Window { start, end }| (u128::from(start), u128::from(end)))
                     .collect();
                 prop_assert_eq!(got, expected);
             }

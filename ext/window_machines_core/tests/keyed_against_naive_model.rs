@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use proptest::prelude::*;
-use window_machines_core::{Error, KeySlot, KeyedSessions, Sessions, Span, MAX_SESSIONS};
+use window_machines_core::{
+    Error, KeyLookup, KeySlot, KeyedSessions, Sessions, Span, MAX_SESSIONS,
+};
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -100,6 +102,23 @@ impl Model {
     }
 }
 
+/// A weak hash, so that keys collide and the lookup's equality decides.
+fn hash(key: u8) -> u64 {
+    u64::from(key % 3)
+}
+
+/// The tracker's own lookup: the slot holding `key`, walking its hash chain.
+fn lookup(tracker: &KeyedSessions<u8>, key: u8) -> Option<KeySlot> {
+    let mut at = tracker.first_with_hash(hash(key));
+    while let Some(slot) = at {
+        if tracker.key(slot) == Some(&key) {
+            return Some(slot);
+        }
+        at = tracker.next_with_same_hash(slot);
+    }
+    None
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -111,12 +130,13 @@ proptest! {
     ) {
         let mut tracker = KeyedSessions::new(gap, max_sessions).unwrap();
         let mut slots: HashMap<u8, KeySlot> = HashMap::new();
-        let mut model = Model { gap, max_sessions: max_sessions.map(|m| m as usize), ..Model::default() };
+        let mut model = Model { gap, max_sessions: max_sessions.map(|m| usize::try_from(m).unwrap()), ..Model::default() };
         for op in ops {
             match op {
                 Op::Insert(key, ts) => {
                     let expected = model.insert(key, ts);
-                    match tracker.insert(slots.get(&key).copied(), || key, ts) {
+                    prop_assert_eq!(lookup(&tracker, key), slots.get(&key).copied());
+                    match tracker.insert(lookup(&tracker, key), hash(key), || key, ts) {
                         Ok(done) => {
                             prop_assert_eq!(Ok(done.insertion.span), expected);
                             prop_assert_eq!(done.new_key, !slots.contains_key(&key));
@@ -142,13 +162,15 @@ proptest! {
             prop_assert_eq!(tracker.len(), model.held());
             prop_assert_eq!(tracker.key_count(), model.keys.len());
             for (key, slot) in &slots {
+                prop_assert_eq!(lookup(&tracker, *key), Some(*slot));
                 let expected = model.keys.get(key).map(|(_, s)| s.spans().to_vec()).unwrap_or_default();
                 prop_assert_eq!(tracker.spans(*slot), &expected[..]);
                 prop_assert!(expected.len() <= MAX_SESSIONS);
             }
         }
         // Checkpoint round trip: same sessions in the same closing order.
-        let parts: Vec<(u8, Vec<Span>)> = tracker.keys().into_iter().map(|(k, s)| (*k, s.to_vec())).collect();
+        let parts: Vec<(u8, u64, Vec<Span>)> =
+            tracker.keys().into_iter().map(|(k, s)| (*k, hash(*k), s.to_vec())).collect();
         let restored = KeyedSessions::from_parts(gap, max_sessions, tracker.watermark(), parts).unwrap();
         prop_assert_eq!(restored.sessions().collect::<Vec<_>>(), tracker.sessions().collect::<Vec<_>>());
     }

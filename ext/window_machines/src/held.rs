@@ -1,0 +1,54 @@
+//! Ruby objects held from native memory: keys now, and values or
+//! accumulators for the classes that will hold them.
+//!
+//! A `VALUE` kept only in Rust memory is invisible to the GC, so every class
+//! that holds one:
+//! - lists every held object through [`HoldsObjects`], and its mark function
+//!   is [`mark`], which marks them all, every time. `rb_gc_mark` also pins
+//!   them, so compaction never moves an object the Rust side points at;
+//! - is write-barrier protected (`wb_protected`), so minor GCs need not
+//!   re-mark it: each object it stores goes through [`hold`], which runs the
+//!   barrier, and a state replaced wholesale goes through [`hold_all`];
+//! - between reading an object from a Ruby Array or Hash and holding it,
+//!   keeps it only in locals, where the GC's conservative stack scan finds
+//!   and pins it: never in a Rust collection on the heap.
+
+use magnus::{gc, rb_sys::AsRawValue, value::Opaque, Ruby, Value};
+
+use crate::guard::Guard;
+
+/// A state that holds Ruby objects.
+pub trait HoldsObjects {
+    /// Calls `f` with every Ruby object the state holds.
+    fn each_object(&self, f: &mut dyn FnMut(Opaque<Value>));
+}
+
+/// The body of a mark function for a class whose state is in `guard`.
+pub fn mark<S: HoldsObjects>(guard: &Guard<S>, marker: &gc::Marker) {
+    // The guard never lends the state out while Ruby can allocate, so it is
+    // always free here (see guard.rs).
+    if let Some(state) = guard.peek() {
+        state.each_object(&mut |object| marker.mark(object));
+    }
+}
+
+/// `value`, to be stored in `owner`'s state: the one place a class starts
+/// holding an object, so the write barrier cannot be skipped.
+pub fn hold(owner: Value, value: Value) -> Opaque<Value> {
+    // SAFETY: both are live objects: `owner` is the receiver of the running
+    // call (or a fresh object it made), and `value` is an argument, an
+    // object made from one, or an object another live tracker holds.
+    // rb_gc_writebarrier only records the reference; it neither allocates
+    // nor raises.
+    unsafe { rb_sys::rb_gc_writebarrier(owner.as_raw(), value.as_raw()) };
+    value.into()
+}
+
+/// Runs the write barrier for every object in `state`, which just replaced
+/// `owner`'s state wholesale (restored, copied) and may hold objects younger
+/// than `owner`.
+pub fn hold_all<S: HoldsObjects>(ruby: &Ruby, owner: Value, state: &S) {
+    state.each_object(&mut |object| {
+        hold(owner, ruby.get_inner(object));
+    });
+}

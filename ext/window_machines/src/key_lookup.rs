@@ -1,0 +1,124 @@
+//! Finding a Ruby key among the keys a tracker holds, and filing a change
+//! under it, safely although the key's `hash` and `eql?` may run any Ruby
+//! code.
+//!
+//! A key's `hash` or `eql?` may use the tracker (insert, take, freeze), let
+//! another Fiber or Thread use it, or run the GC. So the hash is computed
+//! before anything is read from the tracker; each `eql?` runs with no borrow
+//! held, after which the guard's epoch tells whether the tracker changed,
+//! and if it did the lookup starts over; the change itself is applied only
+//! if the epoch is still the one the lookup ended on, right after a fresh
+//! frozen check, with no Ruby code in between. An event is therefore filed
+//! under the key it was given, and a frozen tracker never changes.
+
+use magnus::{value::Opaque, Error, Ruby, Value};
+use window_machines_core::{KeyLookup, KeySlot};
+
+use crate::errors::check_frozen;
+use crate::guard::Guard;
+use crate::hash_key::{hash_of, same_key, stored};
+use crate::held::hold;
+
+/// How many times in a row a lookup may start over because the tracker
+/// changed under it before the call gives up.
+const MAX_TRIES: usize = 8;
+
+/// A key looked up: its hash and, if the tracker holds it, its slot.
+#[derive(Clone, Copy)]
+pub struct Found {
+    pub hash: u64,
+    pub slot: Option<KeySlot>,
+}
+
+/// Looks `key` up in the state `guard` holds. The answer is only good until
+/// Ruby code next runs.
+pub fn find<S>(ruby: &Ruby, guard: &Guard<S>, key: Value) -> Result<Found, Error>
+where
+    S: KeyLookup<Key = Opaque<Value>>,
+{
+    let hash = hash_of(key)?;
+    let (slot, _) = find_hashed(ruby, guard, key, hash)?;
+    Ok(Found { hash, slot })
+}
+
+/// The slot holding `key` (hashed to `hash`) and the epoch at which that
+/// answer held.
+fn find_hashed<S>(
+    ruby: &Ruby,
+    guard: &Guard<S>,
+    key: Value,
+    hash: u64,
+) -> Result<(Option<KeySlot>, u64), Error>
+where
+    S: KeyLookup<Key = Opaque<Value>>,
+{
+    'lookup: for _ in 0..MAX_TRIES {
+        let epoch = guard.epoch();
+        let mut candidate = guard.read(ruby, |state| state.first_with_hash(hash))?;
+        while let Some(slot) = candidate {
+            let Some(held) = guard.read(ruby, |state| state.key(slot).copied())? else {
+                debug_assert!(false, "a chained slot holds no key");
+                continue 'lookup;
+            };
+            // A local: the GC's stack scan keeps it alive (and in place)
+            // even if `eql?` makes the tracker let go of it.
+            let held = ruby.get_inner(held);
+            let same = same_key(ruby, key, held)?;
+            if guard.epoch() != epoch {
+                continue 'lookup;
+            }
+            if same {
+                return Ok((Some(slot), epoch));
+            }
+            candidate = guard.read(ruby, |state| state.next_with_same_hash(slot))?;
+        }
+        return Ok((None, epoch));
+    }
+    Err(kept_changing(ruby))
+}
+
+/// Looks `key` up in `owner`'s state and runs `apply` on the state with what
+/// was found, the state unchanged since the lookup. `apply` gets a maker for
+/// the key's stored form (see [`stored`]), held through the write barrier,
+/// to call if it starts holding the key. Raises FrozenError if the lookup's
+/// callbacks froze `owner`.
+pub fn file_under<S, R>(
+    ruby: &Ruby,
+    owner: Value,
+    guard: &Guard<S>,
+    key: Value,
+    mut apply: impl FnMut(&mut S, Found, &mut dyn FnMut() -> Opaque<Value>) -> R,
+) -> Result<R, Error>
+where
+    S: KeyLookup<Key = Opaque<Value>>,
+{
+    let hash = hash_of(key)?;
+    for _ in 0..MAX_TRIES {
+        let (slot, epoch) = find_hashed(ruby, guard, key, hash)?;
+        check_frozen(ruby, owner)?;
+        // Made before borrowing: it may allocate, and so run the GC.
+        let kept = if slot.is_some() {
+            key
+        } else {
+            stored(ruby, key)
+        };
+        let found = Found { hash, slot };
+        let applied = guard.write_unchanged(ruby, epoch, |state| {
+            apply(state, found, &mut || hold(owner, kept))
+        })?;
+        if let Some(result) = applied {
+            return Ok(result);
+        }
+    }
+    Err(kept_changing(ruby))
+}
+
+fn kept_changing(ruby: &Ruby) -> Error {
+    Error::new(
+        ruby.exception_runtime_error(),
+        format!(
+            "the tracker changed during each of {MAX_TRIES} tries to look a key up (its hash or \
+             eql? changes it, or lets another Fiber or Thread do so); nothing was changed"
+        ),
+    )
+}

@@ -1,0 +1,400 @@
+//! Per-key state for every keyed tracker: where each held key lives, found
+//! by a hash the caller computes, and released for good when the key goes.
+//!
+//! The table knows nothing of what makes two keys equal: callers walk the
+//! slots whose key has a given hash ([`KeySlots::first_with_hash`],
+//! [`KeySlots::next_with_same_hash`]) and decide with their own equality,
+//! which for a binding may run foreign code between two steps. The index
+//! holds one entry per distinct hash; keys that share a hash are chained
+//! through their slots, so a lookup costs one probe plus one step per key
+//! of that hash, however many keys collide. Releasing a key removes it from
+//! the index at once, so cost and memory depend only on what is held now.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::error::{Error, Result};
+
+/// Where a key's state lives while the key is held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeySlot(u32);
+
+impl KeySlot {
+    fn index(self) -> usize {
+        // u32 to usize is lossless on every target this crate builds for.
+        self.0 as usize
+    }
+}
+
+/// How a caller that decides key equality itself walks a keyed tracker's
+/// keys: every held key whose hash is `hash` is reached from
+/// [`KeyLookup::first_with_hash`] through [`KeyLookup::next_with_same_hash`],
+/// provided nothing is held or released in between.
+pub trait KeyLookup {
+    type Key;
+    /// The most recently held slot whose key has `hash`.
+    fn first_with_hash(&self, hash: u64) -> Option<KeySlot>;
+    /// The next held slot after `slot` whose key has the same hash.
+    fn next_with_same_hash(&self, slot: KeySlot) -> Option<KeySlot>;
+    /// The key held at `slot`, if any.
+    fn key(&self, slot: KeySlot) -> Option<&Self::Key>;
+}
+
+/// The hashes given here are already spread over 64 bits, so the index uses
+/// them as they are.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*byte);
+        }
+    }
+
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Held<K, S> {
+    key: K,
+    hash: u64,
+    /// When the key started being held, counted across the table's life:
+    /// the order checkpoints list keys in, and a tie-breaker for trackers.
+    seen: u64,
+    /// The next held key with the same hash.
+    next_same_hash: Option<KeySlot>,
+    state: S,
+}
+
+/// Held keys, each with its hash and a state `S`.
+#[derive(Debug, Clone)]
+pub struct KeySlots<K, S> {
+    held: Vec<Option<Held<K, S>>>,
+    /// Released slots, reused oldest first: keys then sit in the table
+    /// roughly in the order they arrive and leave, so consecutive
+    /// operations touch nearby memory.
+    vacant: VecDeque<u32>,
+    /// The most recently held slot of each hash; the rest are chained.
+    by_hash: HashMap<u64, KeySlot, BuildHasherDefault<PassThrough>>,
+    next_seen: u64,
+}
+
+impl<K, S> Default for KeySlots<K, S> {
+    fn default() -> Self {
+        KeySlots {
+            held: Vec::new(),
+            vacant: VecDeque::new(),
+            by_hash: HashMap::default(),
+            next_seen: 0,
+        }
+    }
+}
+
+impl<K, S> KeyLookup for KeySlots<K, S> {
+    type Key = K;
+
+    fn first_with_hash(&self, hash: u64) -> Option<KeySlot> {
+        self.by_hash.get(&hash).copied()
+    }
+
+    fn next_with_same_hash(&self, slot: KeySlot) -> Option<KeySlot> {
+        self.entry(slot)?.next_same_hash
+    }
+
+    fn key(&self, slot: KeySlot) -> Option<&K> {
+        self.entry(slot).map(|entry| &entry.key)
+    }
+}
+
+impl<K, S> KeySlots<K, S> {
+    /// Keys held.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.held.len() - self.vacant.len()
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn entry(&self, slot: KeySlot) -> Option<&Held<K, S>> {
+        self.held.get(slot.index())?.as_ref()
+    }
+
+    fn entry_mut(&mut self, slot: KeySlot) -> Option<&mut Held<K, S>> {
+        self.held.get_mut(slot.index())?.as_mut()
+    }
+
+    /// The held slot whose key has `hash` and satisfies `is_key`.
+    pub fn find(&self, hash: u64, mut is_key: impl FnMut(&K) -> bool) -> Option<KeySlot> {
+        let mut candidate = self.first_with_hash(hash);
+        while let Some(slot) = candidate {
+            let entry = self.entry(slot)?;
+            if is_key(&entry.key) {
+                return Some(slot);
+            }
+            candidate = entry.next_same_hash;
+        }
+        None
+    }
+
+    /// The hash the key at `slot` was held under.
+    #[must_use]
+    pub fn hash(&self, slot: KeySlot) -> Option<u64> {
+        self.entry(slot).map(|entry| entry.hash)
+    }
+
+    /// When the key at `slot` started being held, relative to the others.
+    #[must_use]
+    pub fn seen(&self, slot: KeySlot) -> Option<u64> {
+        self.entry(slot).map(|entry| entry.seen)
+    }
+
+    #[must_use]
+    pub fn state(&self, slot: KeySlot) -> Option<&S> {
+        self.entry(slot).map(|entry| &entry.state)
+    }
+
+    pub fn state_mut(&mut self, slot: KeySlot) -> Option<&mut S> {
+        self.entry_mut(slot).map(|entry| &mut entry.state)
+    }
+
+    /// Starts holding `key` under `hash` with `state`. The caller has made
+    /// sure no held key equals it.
+    pub fn hold(&mut self, hash: u64, key: K, state: S) -> Result<KeySlot> {
+        let slot = match self.vacant.pop_front() {
+            Some(index) => KeySlot(index),
+            None => {
+                let index = u32::try_from(self.held.len()).map_err(|_| Error::TooManyKeys {
+                    limit: u64::from(u32::MAX) + 1,
+                })?;
+                self.held.push(None);
+                KeySlot(index)
+            }
+        };
+        let next_same_hash = self.by_hash.insert(hash, slot);
+        let seen = self.next_seen;
+        self.next_seen += 1;
+        let entry = self.held.get_mut(slot.index());
+        debug_assert!(entry.as_ref().is_some_and(|entry| entry.is_none()));
+        if let Some(entry) = entry {
+            *entry = Some(Held {
+                key,
+                hash,
+                seen,
+                next_same_hash,
+                state,
+            });
+        }
+        Ok(slot)
+    }
+
+    /// Stops holding the key at `slot`, handing back the key and its state.
+    pub fn release(&mut self, slot: KeySlot) -> Option<(K, S)> {
+        let held = self.held.get_mut(slot.index())?.take()?;
+        self.unchain(slot, held.hash, held.next_same_hash);
+        self.vacant.push_back(slot.0);
+        self.shrink_after_release();
+        Some((held.key, held.state))
+    }
+
+    /// Gives memory back once the table holds a small part of what it has
+    /// room for, so that a burst of keys costs nothing after it is gone.
+    /// Each shrink halves the room at least, so this is amortised O(1).
+    fn shrink_after_release(&mut self) {
+        const SMALL: usize = 64;
+        if self.is_empty() {
+            self.held.clear();
+            self.vacant.clear();
+            if self.held.capacity() > SMALL {
+                self.held.shrink_to_fit();
+                self.vacant.shrink_to_fit();
+            }
+        }
+        let keys = self.by_hash.len();
+        if self.by_hash.capacity() > SMALL && keys * 4 < self.by_hash.capacity() {
+            self.by_hash.shrink_to(keys * 2);
+        }
+    }
+
+    /// Removes `slot` from the chain of keys with `hash`.
+    fn unchain(&mut self, slot: KeySlot, hash: u64, next: Option<KeySlot>) {
+        if self.by_hash.get(&hash) == Some(&slot) {
+            match next {
+                Some(next) => self.by_hash.insert(hash, next),
+                None => self.by_hash.remove(&hash),
+            };
+            return;
+        }
+        let mut previous = self.by_hash.get(&hash).copied();
+        while let Some(at) = previous {
+            let Some(entry) = self.entry_mut(at) else {
+                break;
+            };
+            if entry.next_same_hash == Some(slot) {
+                entry.next_same_hash = next;
+                return;
+            }
+            previous = entry.next_same_hash;
+        }
+        debug_assert!(false, "a held key was missing from its hash chain");
+    }
+
+    /// Asks the CPU to start loading a slot that is about to be needed, so
+    /// that work on many keys in a row overlaps their cache misses.
+    pub fn prefetch(&self, slot: KeySlot) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(entry) = self.held.get(slot.index()) {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            // SAFETY: a prefetch never faults, whatever the address, and has
+            // no effect a program can observe but timing.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(entry).cast()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = slot;
+    }
+
+    /// Every held key with its slot and state, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (KeySlot, &K, &S)> {
+        self.held.iter().enumerate().filter_map(|(index, entry)| {
+            let entry = entry.as_ref()?;
+            // Slot indexes were made from u32 in `hold`.
+            let slot = KeySlot(u32::try_from(index).ok()?);
+            Some((slot, &entry.key, &entry.state))
+        })
+    }
+
+    /// Every held key with its slot and state, in the order keys started
+    /// being held.
+    #[must_use]
+    pub fn in_held_order(&self) -> Vec<(KeySlot, &K, &S)> {
+        let mut held: Vec<_> = self.iter().collect();
+        held.sort_by_key(|(slot, _, _)| self.seen(*slot));
+        held
+    }
+
+    /// Heap memory the table owns, not counting what `S` owns. The index's
+    /// share is estimated from its capacity (hash map internals are not
+    /// exposed); the rest is exact.
+    #[must_use]
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.held.capacity() * size_of::<Option<Held<K, S>>>()
+            + self.vacant.capacity() * size_of::<u32>()
+            + self.by_hash.capacity() * (size_of::<(u64, KeySlot)>() + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys as strings with a hash chosen by the test, equality by content.
+    fn find(slots: &KeySlots<&'static str, u32>, hash: u64, key: &str) -> Option<KeySlot> {
+        slots.find(hash, |held| *held == key)
+    }
+
+    #[test]
+    fn holds_finds_and_releases() {
+        let mut slots = KeySlots::default();
+        let a = slots.hold(1, "a", 10).unwrap();
+        let b = slots.hold(2, "b", 20).unwrap();
+        assert_eq!(find(&slots, 1, "a"), Some(a));
+        assert_eq!(find(&slots, 2, "b"), Some(b));
+        assert_eq!(find(&slots, 1, "b"), None);
+        assert_eq!(slots.state(b), Some(&20));
+        assert_eq!(slots.release(a), Some(("a", 10)));
+        assert_eq!(find(&slots, 1, "a"), None);
+        assert_eq!(slots.release(a), None);
+        assert_eq!(slots.len(), 1);
+        assert_eq!(slots.key(b), Some(&"b"));
+    }
+
+    #[test]
+    fn keys_sharing_a_hash_are_chained_and_unchained_in_any_order() {
+        let mut slots = KeySlots::default();
+        let names = ["a", "b", "c", "d", "e"];
+        let held: Vec<KeySlot> = names
+            .iter()
+            .map(|name| slots.hold(7, *name, 0).unwrap())
+            .collect();
+        for (name, slot) in names.iter().zip(&held) {
+            assert_eq!(find(&slots, 7, name), Some(*slot));
+        }
+        // Middle, head (most recent), tail.
+        for gone in [2, 4, 0] {
+            slots.release(held[gone]).unwrap();
+            assert_eq!(find(&slots, 7, names[gone]), None);
+        }
+        for kept in [1, 3] {
+            assert_eq!(find(&slots, 7, names[kept]), Some(held[kept]));
+        }
+        let mut walked = Vec::new();
+        let mut at = slots.first_with_hash(7);
+        while let Some(slot) = at {
+            walked.push(*slots.key(slot).unwrap());
+            at = slots.next_with_same_hash(slot);
+        }
+        walked.sort_unstable();
+        assert_eq!(walked, ["b", "d"]);
+    }
+
+    #[test]
+    fn churn_leaves_nothing_behind() {
+        let mut slots = KeySlots::default();
+        let steady: Vec<KeySlot> = (0..20)
+            .map(|n| slots.hold(n, "steady", 0).unwrap())
+            .collect();
+        // One cycle first: the list of released slots takes its room once.
+        for _ in 0..2 {
+            let slot = slots.hold(99, "user", 0).unwrap();
+            slots.release(slot).unwrap();
+        }
+        let fresh_bytes = slots.heap_bytes();
+        for _ in 0..1_000_000 {
+            let slot = slots.hold(99, "user", 0).unwrap();
+            slots.release(slot).unwrap();
+        }
+        assert_eq!(slots.heap_bytes(), fresh_bytes);
+        let slot = slots.hold(99, "user", 0).unwrap();
+        assert_eq!(slots.by_hash.len(), 21);
+        assert_eq!(slots.held.len(), 21);
+        assert_eq!(find(&slots, 99, "user"), Some(slot));
+        assert_eq!(steady.len() + 1, slots.len());
+    }
+
+    #[test]
+    fn an_emptied_table_starts_afresh() {
+        let mut slots = KeySlots::default();
+        let held: Vec<KeySlot> = (0..1000).map(|n| slots.hold(n, "k", 0).unwrap()).collect();
+        for slot in held {
+            slots.release(slot);
+        }
+        assert!(slots.is_empty());
+        assert_eq!(slots.held.len(), 0);
+        assert!(slots.by_hash.is_empty());
+    }
+
+    #[test]
+    fn lists_keys_in_the_order_they_were_held() {
+        let mut slots = KeySlots::default();
+        let a = slots.hold(1, "a", 0).unwrap();
+        slots.hold(2, "b", 0).unwrap();
+        slots.release(a);
+        slots.hold(3, "c", 0).unwrap();
+        let order: Vec<&str> = slots
+            .in_held_order()
+            .into_iter()
+            .map(|(_, key, _)| *key)
+            .collect();
+        assert_eq!(order, ["b", "c"]);
+    }
+}
