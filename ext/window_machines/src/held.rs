@@ -35,12 +35,18 @@ pub fn mark<S: HoldsObjects>(guard: &Guard<S>, marker: &gc::Marker) {
 /// `value`, to be stored in `owner`'s state: the one place a class starts
 /// holding an object, so the write barrier cannot be skipped.
 pub fn hold(owner: Value, value: Value) -> Opaque<Value> {
-    // SAFETY: both are live objects: `owner` is the receiver of the running
-    // call (or a fresh object it made), and `value` is an argument, an
-    // object made from one, or an object another live tracker holds.
-    // rb_gc_writebarrier only records the reference; it neither allocates
-    // nor raises.
-    unsafe { rb_sys::rb_gc_writebarrier(owner.as_raw(), value.as_raw()) };
+    // Immediates (Integers, Floats, Symbols, nil, true, false) live in the
+    // VALUE itself: the GC tracks nothing for them, and rb_gc_writebarrier
+    // would read heap bits at their "address". Ruby's RB_OBJ_WRITTEN skips
+    // them for the same reason.
+    if !rb_sys::SPECIAL_CONST_P(value.as_raw()) {
+        // SAFETY: both are live heap objects: `owner` is the receiver of the
+        // running call (or a fresh object it made), and `value` is an
+        // argument, an object made from one, or an object another live
+        // tracker holds. rb_gc_writebarrier only records the reference; it
+        // neither allocates nor raises.
+        unsafe { rb_sys::rb_gc_writebarrier(owner.as_raw(), value.as_raw()) };
+    }
     value.into()
 }
 
