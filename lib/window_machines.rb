@@ -2,6 +2,7 @@
 
 require_relative "window_machines/version"
 require_relative "window_machines/errors"
+require_relative "window_machines/aggregate"
 
 begin
   # A precompiled gem ships one extension per Ruby minor version.
@@ -14,6 +15,10 @@ end
 require_relative "window_machines/watermark"
 require_relative "window_machines/sessions"
 require_relative "window_machines/keyed_sessions"
+require_relative "window_machines/aggregating"
+require_relative "window_machines/hopping_windows"
+require_relative "window_machines/tumbling_windows"
+require_relative "window_machines/session_windows"
 
 # Event-time windowing: which windows a timestamp belongs to, when a window
 # may close, and sessions of activity separated by a gap of silence.

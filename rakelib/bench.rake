@@ -14,7 +14,10 @@ namespace :bench do
 
   desc "KeyedSessions over a million release/re-hold cycles, and colliding keys against a Hash"
   task(churn: :compile) { ruby "-Ilib", "bench/churn.rb" }
+
+  desc "Aggregating windows against KeyedSessions and plain Ruby (PARTNERS=1000000)"
+  task(windows: :compile) { ruby "-Ilib", "bench/windows.rb" }
 end
 
 desc "Run every benchmark"
-task bench: %w[bench:ops bench:memory bench:keyed bench:churn]
+task bench: %w[bench:ops bench:memory bench:keyed bench:churn bench:windows]

@@ -46,5 +46,19 @@ batches.insert("ACME", 900)
 batches.advance_watermark(2_000)
 ReadmeCheck.check "keyed", batches.take_closed, ["Borealis", 150, 150]
 
+views = WindowMachines::TumblingWindows.new(60, grace: 10, aggregate: WindowMachines::Aggregate::Count.new)
+ReadmeCheck.check "aggregating add", [views.add("ana", 5), views.add("ben", 30), views.add("ana", 65)], [true, true, true]
+ReadmeCheck.check "aggregating watermark", views.watermark, 55
+ReadmeCheck.check "aggregating grace", [views.add("ana", 50), views.add("ben", 75)], [true, true]
+ReadmeCheck.check "aggregating each_closed", views.each_closed.to_a, [["ana", 0, 60, 2], ["ben", 0, 60, 1]]
+begin
+  views.add("ben", 40)
+  abort "README example late add: nothing raised"
+rescue WindowMachines::LateEventError => e
+  ReadmeCheck.check "aggregating late", [e.timestamp, e.watermark, e.key], [40, 65, "ben"]
+end
+ReadmeCheck.check "aggregating current", views.current("ana"), [[60, 120, 1]]
+ReadmeCheck.check "aggregating flush", views.flush.to_a, [["ana", 60, 120, 1], ["ben", 60, 120, 1]]
+
 puts "README examples pass with window_machines #{WindowMachines::VERSION} from " \
      "#{$LOADED_FEATURES.grep(/window_machines\.so\z/).first}"

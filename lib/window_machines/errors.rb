@@ -35,7 +35,15 @@ module WindowMachines
 
   # An event at or below the watermark: it may belong to a window or session
   # that was already reported, so it is refused rather than misfiled.
-  class LateEventError < ArgumentError; end
+  class LateEventError < ArgumentError
+    # @return [Integer, nil] the refused event's timestamp.
+    attr_reader :timestamp
+    # @return [Integer, nil] the watermark it was at or below, or (for
+    #   windows) that every window holding it had closed under.
+    attr_reader :watermark
+    # @return [Object, nil] the event's key, for keyed trackers.
+    attr_reader :key
+  end
 
   # A fixed capacity would be exceeded: a 33rd session held for one tracker
   # or key, a total past `max_sessions`, a sliding configuration that puts

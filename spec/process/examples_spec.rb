@@ -35,4 +35,17 @@ RSpec.describe "The runnable examples" do
   it "surviving_restarts.rb ends where an uninterrupted run ends" do
     expect(run_example("surviving_restarts.rb")).to include("identical to the uninterrupted run")
   end
+
+  it "page_views_per_session.rb counts and lists views per reading session, out-of-order views included" do
+    output = run_example("page_views_per_session.rb")
+    expect(output).to include("session finished: ana 09:00-10:05, 5 views: / > /pricing > /docs/install > /docs > /docs/grace")
+    expect(output).to include("ben 10:15-10:42, 2 views: /blog/watermarks > /blog/late-data")
+  end
+
+  it "order_totals_per_minute.rb totals per minute with two minutes of grace and books the late order" do
+    output = run_example("order_totals_per_minute.rb")
+    expect(output).to include("minute 12:00 porto: 2 orders, 23.00")
+    expect(output).to include("late: porto order at 12:00:40 (watermark 12:01:05), booked as a correction")
+    expect(output).to end_with("1 order too late to count, 7.00 booked as corrections\n")
+  end
 end

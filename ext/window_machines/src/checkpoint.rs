@@ -16,13 +16,26 @@ pub fn fields<const N: usize>(
     input: Value,
     names: [&str; N],
 ) -> Result<[Value; N], Error> {
+    let mut values = [ruby.qnil().as_value(); N];
+    read_fields(ruby, input, &names, &mut values)?;
+    Ok(values)
+}
+
+/// [`fields`] for a list of names known at run time, into `values` (as
+/// long as `names`), which the caller keeps where the GC sees it.
+pub fn read_fields(
+    ruby: &Ruby,
+    input: Value,
+    names: &[&str],
+    values: &mut [Value],
+) -> Result<(), Error> {
     let hash = RHash::from_value(input).ok_or_else(|| {
         wrong_type(
             ruby,
             format!("checkpoint must be a Hash, got {}", described(input)),
         )
     })?;
-    let mut found: [Option<Value>; N] = [None; N];
+    let mut found: Vec<Option<Value>> = vec![None; names.len()];
     hash.foreach(|key: Value, value: Value| {
         let index = key_name(key)
             .and_then(|name| names.iter().position(|known| *known == name))
@@ -43,12 +56,11 @@ pub fn fields<const N: usize>(
         }
         Ok(ForEach::Continue)
     })?;
-    let mut values = [ruby.qnil().as_value(); N];
     for ((value, found), name) in values.iter_mut().zip(found).zip(names) {
         *value =
             found.ok_or_else(|| invalid_argument(ruby, format!("checkpoint is missing {name}")))?;
     }
-    Ok(values)
+    Ok(())
 }
 
 fn key_name(key: Value) -> Option<String> {

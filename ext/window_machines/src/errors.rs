@@ -58,8 +58,30 @@ impl<T> OrRaise<T> for Result<T, CoreError> {
     }
 }
 
+/// [`OrRaise`] for a keyed call: a LateEventError names the event's key.
+pub fn or_raise_keyed<T>(
+    result: Result<T, CoreError>,
+    ruby: &Ruby,
+    key: Value,
+) -> Result<T, Error> {
+    result.map_err(|error| match error {
+        CoreError::Late {
+            timestamp,
+            watermark,
+        } => late_event(ruby, timestamp, watermark, Some(key)),
+        other => refused(ruby, other),
+    })
+}
+
 /// The Ruby error for a call the core refused.
 fn refused(ruby: &Ruby, error: CoreError) -> Error {
+    if let CoreError::Late {
+        timestamp,
+        watermark,
+    } = error
+    {
+        return late_event(ruby, timestamp, watermark, None);
+    }
     let class = match error.kind() {
         ErrorKind::Argument => class(ruby, |c| c.argument),
         ErrorKind::Range => class(ruby, |c| c.range),
@@ -67,6 +89,38 @@ fn refused(ruby: &Ruby, error: CoreError) -> Error {
         ErrorKind::Capacity => class(ruby, |c| c.capacity),
     };
     Error::new(class, error.to_string())
+}
+
+/// A LateEventError whose `timestamp`, `watermark` and `key` readers say
+/// which event was refused and why.
+pub fn late_event(ruby: &Ruby, timestamp: u64, watermark: u64, key: Option<Value>) -> Error {
+    let message = CoreError::Late {
+        timestamp,
+        watermark,
+    }
+    .to_string();
+    let made = class(ruby, |c| c.late_event).new_instance((message,));
+    let Ok(error) = made else {
+        return made
+            .err()
+            .unwrap_or_else(|| Error::new(ruby.exception_runtime_error(), "late event"));
+    };
+    let key = key.unwrap_or_else(|| ruby.qnil().as_value());
+    let set = [
+        ("@timestamp", ruby.integer_from_u64(timestamp).as_value()),
+        ("@watermark", ruby.integer_from_u64(watermark).as_value()),
+        ("@key", key),
+    ]
+    .into_iter()
+    .try_for_each(|(name, value)| {
+        error
+            .funcall::<_, _, Value>("instance_variable_set", (ruby.to_symbol(name), value))
+            .map(drop)
+    });
+    match set {
+        Ok(()) => error.into(),
+        Err(error) => error,
+    }
 }
 
 /// How much of a value's inspect a message shows.

@@ -21,6 +21,18 @@ pub struct Guard<S> {
 }
 
 impl<S> Guard<S> {
+    pub fn new(state: S) -> Self {
+        Guard {
+            state: RefCell::new(state),
+            epoch: Cell::new(0),
+        }
+    }
+
+    /// The state, for a guard being discarded.
+    pub fn into_inner(self) -> S {
+        self.state.into_inner()
+    }
+
     /// Runs `f` on the state, which it must not change.
     pub fn read<R>(&self, ruby: &Ruby, f: impl FnOnce(&S) -> R) -> Result<R, Error> {
         let state = self.state.try_borrow().map_err(|_| reentered(ruby))?;

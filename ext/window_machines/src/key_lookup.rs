@@ -113,6 +113,49 @@ where
     Err(kept_changing(ruby))
 }
 
+/// [`file_under`] for a change that needs Ruby to compute (a custom
+/// aggregator, a big number): `prepare` copies what the change starts from
+/// out of the state found for `key`, `compute` runs Ruby on it with the
+/// state free, and `apply` commits the result only if the state has not
+/// changed since `prepare`; otherwise the whole lookup starts over. What
+/// `compute` makes must be kept alive by it until `apply` holds it.
+pub fn file_under_computed<S, P, Q, R>(
+    ruby: &Ruby,
+    owner: Value,
+    guard: &Guard<S>,
+    key: Value,
+    mut prepare: impl FnMut(&S, Found) -> P,
+    mut compute: impl FnMut(P) -> Result<Q, Error>,
+    mut apply: impl FnMut(&mut S, Found, Q, &mut dyn FnMut() -> Opaque<Value>) -> R,
+) -> Result<R, Error>
+where
+    S: KeyLookup<Key = Opaque<Value>>,
+{
+    let hash = hash_of(key)?;
+    for _ in 0..MAX_TRIES {
+        let (slot, epoch) = find_hashed(ruby, guard, key, hash)?;
+        let found = Found { hash, slot };
+        let prepared = guard.read(ruby, |state| prepare(state, found))?;
+        let computed = compute(prepared)?;
+        check_frozen(ruby, owner)?;
+        let kept = if slot.is_some() {
+            key
+        } else {
+            stored(ruby, key)
+        };
+        let mut computed = Some(computed);
+        let applied = guard.write_unchanged(ruby, epoch, |state| {
+            computed
+                .take()
+                .map(|computed| apply(state, found, computed, &mut || hold(owner, kept)))
+        })?;
+        if let Some(Some(result)) = applied {
+            return Ok(result);
+        }
+    }
+    Err(kept_changing(ruby))
+}
+
 fn kept_changing(ruby: &Ruby) -> Error {
     Error::new(
         ruby.exception_runtime_error(),

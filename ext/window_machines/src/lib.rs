@@ -2,6 +2,9 @@
 //! errors onto the gem's Ruby classes and checks frozen state. Every
 //! windowing rule lives in the core.
 
+mod aggregating;
+mod aggregating_checkpoint;
+mod aggregation;
 mod checkpoint;
 mod convert;
 mod errors;
@@ -12,8 +15,10 @@ mod identity;
 mod key_lookup;
 mod keyed_sessions;
 mod keyed_sessions_checkpoint;
+mod keyed_windows;
 mod receiver;
 mod restore;
+mod session_windows;
 mod sessions;
 mod watermark;
 mod windows;
@@ -32,5 +37,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     watermark::define(ruby, module)?;
     sessions::define(ruby, module)?;
     keyed_sessions::define(ruby, module)?;
+    keyed_windows::define(ruby, module)?;
+    session_windows::define(ruby, module)?;
     Ok(())
 }

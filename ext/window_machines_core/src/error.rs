@@ -31,6 +31,16 @@ pub enum Error {
     TooManySpans { count: usize, limit: usize },
     /// A new key when a tracker already holds as many keys as it can index.
     TooManyKeys { limit: u64 },
+    /// Hopping windows that would leave gaps between them.
+    AdvancePastSize { size: u64, advance: u64 },
+    /// An offset that is not below the step it shifts.
+    OffsetPastStep { offset: u64, step: u64 },
+    /// A restored window that does not start where windows start.
+    MisalignedWindow { start: u64 },
+    /// A key's restored windows out of order or given twice.
+    WindowsOutOfOrder { earlier: u64, later: u64 },
+    /// Restored accumulators that do not fit the aggregators or the window.
+    BadAccumulators { start: u64 },
 }
 
 /// The broad class of an [`Error`], which bindings map onto their own
@@ -54,7 +64,12 @@ impl Error {
             Error::ZeroLength { .. }
             | Error::StartAfterFinish { .. }
             | Error::ReversedSpan { .. }
-            | Error::SpansTooClose { .. } => ErrorKind::Argument,
+            | Error::SpansTooClose { .. }
+            | Error::AdvancePastSize { .. }
+            | Error::OffsetPastStep { .. }
+            | Error::MisalignedWindow { .. }
+            | Error::WindowsOutOfOrder { .. }
+            | Error::BadAccumulators { .. } => ErrorKind::Argument,
             Error::EndOverflow { .. } => ErrorKind::Range,
             Error::Late { .. } => ErrorKind::Late,
             Error::TooManyWindows { .. }
@@ -111,6 +126,26 @@ impl fmt::Display for Error {
             Error::TooManyKeys { limit } => write!(
                 f,
                 "a new key would exceed the {limit} keys a tracker holds at once"
+            ),
+            Error::AdvancePastSize { size, advance } => write!(
+                f,
+                "advance must not exceed size, got size {size} and advance {advance}"
+            ),
+            Error::OffsetPastStep { offset, step } => write!(
+                f,
+                "offset must be below the step {step} it shifts windows by, got {offset}"
+            ),
+            Error::MisalignedWindow { start } => {
+                write!(f, "no window starts at {start} (size, advance and offset say otherwise)")
+            }
+            Error::WindowsOutOfOrder { earlier, later } => write!(
+                f,
+                "a key's windows must be sorted and distinct, got {earlier} then {later}"
+            ),
+            Error::BadAccumulators { start } => write!(
+                f,
+                "the aggregates of the window at {start} do not match the aggregators, \
+                 or hold events outside it"
             ),
             Error::TooManySpans { count, limit } => write!(
                 f,

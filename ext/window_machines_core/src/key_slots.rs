@@ -16,11 +16,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 use crate::error::{Error, Result};
 
 /// Where a key's state lives while the key is held.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct KeySlot(u32);
 
 impl KeySlot {
-    fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         // u32 to usize is lossless on every target this crate builds for.
         self.0 as usize
     }

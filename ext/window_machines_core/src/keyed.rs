@@ -251,6 +251,20 @@ impl<K: Clone> KeyedSessions<K> {
             .collect()
     }
 
+    /// Every held key with its slot, in the order keys started being held.
+    pub(crate) fn slots_in_held_order(&self) -> Vec<(KeySlot, &K)> {
+        self.keys
+            .in_held_order()
+            .into_iter()
+            .map(|(slot, key, _)| (slot, key))
+            .collect()
+    }
+
+    /// Every held key with its slot, in no particular order.
+    pub(crate) fn held_slots(&self) -> impl Iterator<Item = (KeySlot, &K)> {
+        self.keys.iter().map(|(slot, key, _)| (slot, key))
+    }
+
     /// Every held key, in no particular order.
     pub fn held_keys(&self) -> impl Iterator<Item = &K> {
         self.keys.iter().map(|(_, key, _)| key)
@@ -278,26 +292,8 @@ impl<K: Clone> KeyedSessions<K> {
         timestamp: u64,
     ) -> Result<KeyedInsertion> {
         self.watermark.admit(timestamp)?;
-        debug_assert!(
-            slot.is_none_or(|slot| self.keys.state(slot).is_some()),
-            "insert was given a slot that holds no key"
-        );
         let held = slot.filter(|slot| self.keys.state(*slot).is_some());
-        let placement = match held.and_then(|slot| self.keys.state(slot)) {
-            Some(spans) => spans.place(timestamp, self.gap),
-            None => Placement::Open(0),
-        };
-        if placement.opens() {
-            let per_key = held.map_or(0, |slot| self.spans(slot).len());
-            if per_key >= MAX_SESSIONS {
-                return Err(Error::TooManySessions {
-                    limit: MAX_SESSIONS,
-                });
-            }
-            if let Some(limit) = self.max_sessions.filter(|limit| self.len() >= *limit) {
-                return Err(Error::TooManySessions { limit });
-            }
-        }
+        let placement = self.placement(held, timestamp)?;
         let slot = match held {
             Some(slot) => slot,
             None => self.keys.hold(hash, key(), SpanList::default())?,
@@ -326,6 +322,32 @@ impl<K: Clone> KeyedSessions<K> {
         })
     }
 
+    /// Where an event at `timestamp` would go among the sessions of the key
+    /// held at `slot` (a new key without one), refused if it would open a
+    /// session past a limit. Lateness is the caller's to check.
+    pub(crate) fn placement(&self, slot: Option<KeySlot>, timestamp: u64) -> Result<Placement> {
+        debug_assert!(
+            slot.is_none_or(|slot| self.keys.state(slot).is_some()),
+            "given a slot that holds no key"
+        );
+        let placement = match slot.and_then(|slot| self.keys.state(slot)) {
+            Some(spans) => spans.place(timestamp, self.gap),
+            None => Placement::Open(0),
+        };
+        if placement.opens() {
+            let per_key = slot.map_or(0, |slot| self.spans(slot).len());
+            if per_key >= MAX_SESSIONS {
+                return Err(Error::TooManySessions {
+                    limit: MAX_SESSIONS,
+                });
+            }
+            if let Some(limit) = self.max_sessions.filter(|limit| self.len() >= *limit) {
+                return Err(Error::TooManySessions { limit });
+            }
+        }
+        Ok(placement)
+    }
+
     /// Moves the watermark forward; says whether it moved.
     pub fn advance_watermark(&mut self, timestamp: u64) -> bool {
         self.watermark.advance(timestamp)
@@ -333,8 +355,14 @@ impl<K: Clone> KeyedSessions<K> {
 
     /// Removes and returns the session that closed first, across all keys.
     pub fn take_closed(&mut self) -> Option<Handover<K>> {
+        self.take_first(true)
+    }
+
+    /// Removes and returns the session that closes first, across all keys;
+    /// only if it has closed when `closed_only`.
+    pub fn take_first(&mut self, closed_only: bool) -> Option<Handover<K>> {
         let (order, slot) = self.closing.first_key_value()?;
-        if !self.watermark.has_passed(order.last, self.gap) {
+        if closed_only && !self.watermark.has_passed(order.last, self.gap) {
             return None;
         }
         let (order, slot) = (*order, *slot);

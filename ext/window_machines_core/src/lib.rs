@@ -2,18 +2,32 @@
 //! window has waited long enough for stragglers, and how bursts of events
 //! group into sessions. Plain Rust, no I/O, no clock, no payloads.
 
+mod aggregate;
+mod aggregating;
+mod closing_queue;
 mod error;
+mod event_clock;
 mod key_slots;
 mod keyed;
+mod keyed_windows;
+mod session_windows;
 mod sessions;
 mod span;
 mod span_list;
 mod watermark;
 mod window;
 
+pub use aggregate::{
+    Accumulator, Accumulators, Aggregation, Input, Kind, NeedsHost, NoOps, Number, Ops, Part,
+    Refusal, Stamped,
+};
+pub use aggregating::{Aggregating, Handover as AggregateHandover, Planned};
 pub use error::{Error, ErrorKind, Result};
+pub use event_clock::{ClockMode, EventClock, Trail};
 pub use key_slots::{KeyLookup, KeySlot, KeySlots};
 pub use keyed::{Handover, KeyedInsertion, KeyedSessions};
+pub use keyed_windows::{KeyedWindows, Shape, WindowPlan};
+pub use session_windows::{SessionPlan, SessionWindows};
 pub use sessions::Sessions;
 pub use span::{Insertion, Replaced, Span};
 pub use span_list::MAX_SESSIONS;

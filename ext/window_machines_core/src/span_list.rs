@@ -37,7 +37,7 @@ impl Hash for SpanList {
 
 /// Where an event goes, worked out before anything changes, so that a
 /// caller can refuse a new session without having touched the list.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Placement {
     /// A new session at this index.
     Open(usize),

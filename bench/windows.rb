@@ -1,0 +1,129 @@
+# frozen_string_literal: true
+
+# The aggregating windows (TumblingWindows, HoppingWindows, SessionWindows
+# with Aggregate::Count) on bench/keyed.rb's invoice stream, in one process:
+#   (a) TumblingWindows#add, one-minute windows, against KeyedSessions#insert;
+#   (b) the stream counted end to end per one-minute window and per session
+#       (30-minute gap), against the same counts in Ruby written well (see
+#       bench/support/window_runs.rb), checking the results are identical;
+#   (c) HoppingWindows of an hour every minute against TumblingWindows, per event;
+#   (e) RSS per open window.
+# Run: bundle exec rake bench:windows (PARTNERS=20000 for a quick run;
+# HOPPING=0 skips (c)).
+
+require "objspace"
+require_relative "support/window_runs"
+
+PARTNERS = Integer(ENV.fetch("PARTNERS", 1_000_000))
+HOPPING = ENV.fetch("HOPPING", "1") != "0"
+# Untimed runs on a stream this large first, so method caches and Ruby's
+# heap are warm before anything is measured.
+WARMUP = [PARTNERS / 10, 10_000].min
+HOUR = 3600
+
+ADD_TARGET = 1.0
+END_TO_END_TARGET = 3.0
+HOPPING_TARGET = 1.5
+RSS_TARGET = 120
+
+def rss_bytes
+  GC.start
+  File.read("/proc/self/status")[/^VmRSS:\s+(\d+) kB/, 1].to_i * 1024
+end
+
+def verdict(met) = met ? "met" : "NOT met"
+
+def at_most(ratio, target) = format("%.2fx (target <= %.1fx: %s)", ratio, target, verdict(ratio <= target))
+
+def run(stream, tracker)
+  GC.start
+  KeyedRuns.run(stream, tracker)
+end
+
+def report(label, timing)
+  puts format("  %-48s %7.0f ns/event %8.0f ns/handover %7.2f s end to end (%d handed over)",
+              label, timing.ns_per_insert, timing.ns_per_handover, timing.total, timing.handed_over)
+end
+
+# Per-window RSS, measured before anything else has run, so no memory freed
+# by earlier runs can be reused for it. Every partner holds one open window
+# (a manual watermark never advanced closes nothing); the partner Strings
+# already exist, so only what the tracker adds is counted.
+def open_window_cost(keys)
+  before = rss_bytes
+  tracker = WindowMachines::TumblingWindows.new(WindowRuns::MINUTE, aggregate: WindowRuns.count, watermark: :manual)
+  keys.each_with_index { |key, n| tracker.add(key, n % InvoiceStream::DAY) }
+  raise "#{tracker.size} windows held, not #{keys.size}" unless tracker.size == keys.size
+
+  [(rss_bytes - before).to_f / tracker.size, ObjectSpace.memsize_of(tracker).to_f / tracker.size]
+end
+
+warmup_stream = InvoiceStream.generate(WARMUP, seed: 1)
+stream = InvoiceStream.generate(PARTNERS)
+puts RUBY_DESCRIPTION
+puts "invoice stream: #{PARTNERS} partners x #{InvoiceStream::PER_PARTNER} invoices over " \
+     "#{InvoiceStream::DAY / 3600} h, up to #{InvoiceStream::LATE} s late; grace #{WindowRuns::GRACE} s " \
+     "(so nothing is late), windows handed over every #{KeyedRuns::ADVANCE_EVERY} events"
+
+rss_per_window, memsize_per_window = open_window_cost(stream.keys)
+GC.start
+
+[-> { KeyedRuns::Keyed.new },
+ -> { WindowRuns::Gem.new(WindowRuns.tumbling, collect: true) },
+ -> { WindowRuns::Gem.new(WindowRuns.sessions, collect: true) },
+ -> { WindowRuns::RubyTumbling.new(WindowRuns::MINUTE) },
+ -> { WindowRuns::RubySessions.new(WindowRuns::GAP) }].each { |make| KeyedRuns.run(warmup_stream, make.call) }
+
+puts
+puts "(a) per event, #{PARTNERS} String keys"
+keyed = run(stream, KeyedRuns::Keyed.new)
+tumbling = run(stream, WindowRuns::Gem.new(WindowRuns.tumbling, collect: false))
+report("KeyedSessions#insert, 30-minute gap", keyed)
+report("TumblingWindows#add, 1 minute, Count", tumbling)
+
+puts "(b) end to end, #{PARTNERS} keys, every window and session collected"
+END_TO_END = [
+  ["per 1-minute window",
+   ["TumblingWindows", -> { WindowRuns::Gem.new(WindowRuns.tumbling, collect: true) }],
+   ["Ruby: Hash of window => Hash of key => count", -> { WindowRuns::RubyTumbling.new(WindowRuns::MINUTE) }]],
+  ["per session",
+   ["SessionWindows", -> { WindowRuns::Gem.new(WindowRuns.sessions, collect: true) }],
+   ["Ruby: Hash of key => Sessions, counts moved", -> { WindowRuns::RubySessions.new(WindowRuns::GAP) }]]
+].freeze
+end_to_end = END_TO_END.to_h do |label, (gem_label, make_gem), (ruby_label, make_ruby)|
+  gem = make_gem.call
+  gem_timing = run(stream, gem)
+  report(gem_label, gem_timing)
+  ruby = make_ruby.call
+  ruby_timing = run(stream, ruby)
+  report(ruby_label, ruby_timing)
+  counted = gem.results.sum { |_key, _start, _finish, count| count }
+  identical = gem.late_count.zero? && ruby.late_count.zero? && counted == stream.event_keys.size &&
+              WindowRuns.same_results?(gem.results, ruby.results)
+  puts format("  %s: %d handed over, %d events counted, late: gem %d, Ruby %d; results %s",
+              label, gem.results.size, counted, gem.late_count, ruby.late_count, identical ? "identical" : "DIFFER")
+  [label, [ruby_timing.total / gem_timing.total, identical]]
+end
+GC.start
+
+if HOPPING
+  puts "(c) per event, #{PARTNERS} keys, windows only counted"
+  hopping = run(stream, WindowRuns::Gem.new(WindowRuns.hopping(HOUR), collect: false))
+  report("HoppingWindows#add, 1 hour every minute, Count", hopping)
+  report("TumblingWindows#add, 1 minute, Count (from (a))", tumbling)
+end
+
+puts
+puts format("(a) TumblingWindows#add / KeyedSessions#insert at %d keys: %s",
+            PARTNERS, at_most(tumbling.ns_per_insert / keyed.ns_per_insert, ADD_TARGET))
+end_to_end.each do |label, (speedup, identical)|
+  puts format("(b) end to end %s, Ruby time / gem time: %.2fx (target >= %.1fx: %s)%s",
+              label, speedup, END_TO_END_TARGET, verdict(identical && speedup >= END_TO_END_TARGET),
+              identical ? "" : ", results DIFFER")
+end
+if HOPPING
+  puts format("(c) HoppingWindows 1 h / 1 min per event / TumblingWindows per event: %s",
+              at_most(hopping.ns_per_insert / tumbling.ns_per_insert, HOPPING_TARGET))
+end
+puts format("(e) RSS growth per open window with Count: %.0f bytes beyond the key (memsize_of says %.0f; " \
+            "target <= %d: %s)", rss_per_window, memsize_per_window, RSS_TARGET, verdict(rss_per_window <= RSS_TARGET))

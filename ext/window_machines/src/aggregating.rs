@@ -1,0 +1,529 @@
+//! What the aggregating classes (HoppingWindows, TumblingWindows,
+//! SessionWindows) share: their state, `add` with its fast and Ruby-calling
+//! paths, hand-overs, and readers, over any core tracker that is
+//! [`Aggregating`]. Keys are found by key_lookup.rs and held by held.rs;
+//! aggregators are read and run by aggregation.rs.
+
+use std::sync::Arc;
+
+use magnus::{
+    prelude::*, scan_args::scan_args, value::Opaque, Error, RArray, Ruby, Symbol, TypedData, Value,
+};
+use window_machines_core::{
+    Accumulators, AggregateHandover, Aggregating, ClockMode, Error as CoreError, Input, KeyLookup,
+    KeySlot, Planned, Refusal,
+};
+
+use crate::aggregation::{refusal, Held, Keep, RubyAggregation};
+use crate::convert::{optional, to_u64};
+use crate::errors::{invalid_argument, late_event, OrRaise};
+use crate::guard::Guard;
+use crate::held::{hold, HoldsObjects};
+use crate::key_lookup::{file_under, file_under_computed, find};
+use crate::receiver::{unfrozen, unwrap};
+use crate::restore::Stateful;
+
+/// What to do with an event every window of which has closed.
+#[derive(Clone, Copy)]
+pub enum OnLate {
+    Raise,
+    Drop,
+    Call(Held),
+}
+
+impl OnLate {
+    pub fn new(ruby: &Ruby, given: Option<Value>) -> Result<OnLate, Error> {
+        let Some(given) = given else {
+            return Ok(OnLate::Raise);
+        };
+        if let Some(symbol) = Symbol::from_value(given) {
+            match symbol.name()?.as_ref() {
+                "raise" => return Ok(OnLate::Raise),
+                "drop" => return Ok(OnLate::Drop),
+                _ => {}
+            }
+        } else if given.respond_to("call", false)? {
+            return Ok(OnLate::Call(given.into()));
+        }
+        Err(invalid_argument(
+            ruby,
+            format!(
+                "on_late must be :raise, :drop or respond to call, got {}",
+                crate::errors::shown(given)
+            ),
+        ))
+    }
+
+    /// As given: `:raise`, `:drop` or the callable.
+    pub fn value(self, ruby: &Ruby) -> Value {
+        match self {
+            OnLate::Raise => ruby.to_symbol("raise").as_value(),
+            OnLate::Drop => ruby.to_symbol("drop").as_value(),
+            OnLate::Call(callable) => ruby.get_inner(callable),
+        }
+    }
+
+    fn each_object(&self, f: &mut dyn FnMut(Held)) {
+        if let OnLate::Call(callable) = self {
+            f(*callable);
+        }
+    }
+}
+
+/// `watermark: :stream` or `:manual`.
+pub fn clock_mode(ruby: &Ruby, given: Option<Value>) -> Result<ClockMode, Error> {
+    let Some(given) = given else {
+        return Ok(ClockMode::Stream);
+    };
+    match Symbol::from_value(given).map(|symbol| symbol.name()) {
+        Some(Ok(name)) if name == "stream" => Ok(ClockMode::Stream),
+        Some(Ok(name)) if name == "manual" => Ok(ClockMode::Manual),
+        _ => Err(invalid_argument(
+            ruby,
+            format!(
+                "watermark must be :stream or :manual, got {}",
+                crate::errors::shown(given)
+            ),
+        )),
+    }
+}
+
+/// A class's state: the core tracker and the Ruby objects configuring it.
+pub struct State<T> {
+    pub tracker: T,
+    pub aggregation: Arc<RubyAggregation>,
+    pub on_late: OnLate,
+    /// Accumulators handed over and being turned into Ruby values: still
+    /// marked until that is done.
+    in_flight: Vec<(u64, Accumulators<Held>)>,
+    tickets: u64,
+}
+
+impl<T> State<T> {
+    pub fn new(tracker: T, aggregation: RubyAggregation, on_late: OnLate) -> Self {
+        State {
+            tracker,
+            aggregation: Arc::new(aggregation),
+            on_late,
+            in_flight: Vec::new(),
+            tickets: 0,
+        }
+    }
+}
+
+impl<T: Clone> Clone for State<T> {
+    fn clone(&self) -> Self {
+        State {
+            tracker: self.tracker.clone(),
+            aggregation: Arc::clone(&self.aggregation),
+            on_late: self.on_late,
+            in_flight: Vec::new(),
+            tickets: 0,
+        }
+    }
+}
+
+impl<T: KeyLookup<Key = Held>> KeyLookup for State<T> {
+    type Key = Held;
+
+    fn first_with_hash(&self, hash: u64) -> Option<KeySlot> {
+        self.tracker.first_with_hash(hash)
+    }
+
+    fn next_with_same_hash(&self, slot: KeySlot) -> Option<KeySlot> {
+        self.tracker.next_with_same_hash(slot)
+    }
+
+    fn key(&self, slot: KeySlot) -> Option<&Held> {
+        self.tracker.key(slot)
+    }
+}
+
+impl<T: Aggregating<Held, Held>> HoldsObjects for State<T> {
+    fn each_object(&self, f: &mut dyn FnMut(Opaque<Value>)) {
+        self.aggregation.each_object(f);
+        self.on_late.each_object(f);
+        let mut each_acc = |accs: &Accumulators<Held>| {
+            for acc in accs {
+                acc.each_object(&mut |object| f(*object));
+            }
+        };
+        self.tracker.each_held(&mut |_, accs| each_acc(accs));
+        for (_, accs) in &self.in_flight {
+            each_acc(accs);
+        }
+        let mut keys = Vec::new();
+        self.tracker.each_key(&mut |key| keys.push(*key));
+        keys.into_iter().for_each(f);
+    }
+}
+
+/// A Ruby class wrapping an aggregating tracker.
+pub trait Wraps: TypedData + Default + Stateful<State = State<Self::Tracker>> {
+    type Tracker: Aggregating<Held, Held> + Clone;
+    fn guard(&self) -> &Guard<State<Self::Tracker>>;
+}
+
+/// What an attempt to add an event came to.
+enum Outcome {
+    Added,
+    Nowhere,
+    Late(u64),
+    NeedsRuby,
+    Refused(Refusal<CoreError>),
+}
+
+/// Holds (through the write barrier) every object `accs` refer to.
+fn hold_accs<'a>(
+    owner: Value,
+    ruby: &Ruby,
+    accs: impl IntoIterator<Item = &'a Accumulators<Held>>,
+) {
+    for accs in accs {
+        for acc in accs {
+            acc.each_object(&mut |object| {
+                hold(owner, ruby.get_inner(*object));
+            });
+        }
+    }
+}
+
+/// The methods every aggregating class has.
+pub struct Methods<W>(std::marker::PhantomData<W>);
+
+impl<W: Wraps> Methods<W> {
+    pub fn add(ruby: &Ruby, rb_self: Value, args: &[Value]) -> Result<bool, Error> {
+        let args = scan_args::<(Value, Value), (Option<Value>,), (), (), (), ()>(args)?;
+        let (key, timestamp) = args.required;
+        let value = args.optional.0.unwrap_or_else(|| ruby.qnil().as_value());
+        let this = unfrozen::<W>(ruby, rb_self)?;
+        let timestamp = to_u64(ruby, "timestamp", timestamp)?;
+        let aggregation = this
+            .guard()
+            .read(ruby, |state| Arc::clone(&state.aggregation))?;
+        let mut keep = Keep::default();
+        let inputs = aggregation.inputs(ruby, value, &mut keep)?;
+        let mut outcome = file_under(
+            ruby,
+            rb_self,
+            this.guard(),
+            key,
+            |state, found, make_key| {
+                let tracker = &mut state.tracker;
+                match tracker.plan(found.slot, timestamp) {
+                    Err(error) => Outcome::Refused(Refusal::Host(error)),
+                    Ok(Planned::Nowhere) => Outcome::Nowhere,
+                    Ok(Planned::Late { watermark }) => {
+                        tracker.count_late();
+                        Outcome::Late(watermark)
+                    }
+                    Ok(Planned::Go(plan)) if tracker.needs_ops(found.slot, plan, &inputs) => {
+                        Outcome::NeedsRuby
+                    }
+                    Ok(Planned::Go(plan)) => {
+                        match tracker
+                            .apply(found.slot, found.hash, make_key, timestamp, plan, &inputs)
+                        {
+                            Ok(_) => {
+                                for object in inputs.iter().filter_map(Input::object) {
+                                    hold(rb_self, ruby.get_inner(*object));
+                                }
+                                Outcome::Added
+                            }
+                            Err(refused) => Outcome::Refused(refused),
+                        }
+                    }
+                }
+            },
+        )?;
+        if matches!(outcome, Outcome::NeedsRuby) {
+            outcome = Self::add_with_ruby(
+                ruby,
+                rb_self,
+                key,
+                timestamp,
+                &aggregation,
+                &inputs,
+                &mut keep,
+            )?;
+        }
+        match outcome {
+            Outcome::Added => Ok(true),
+            Outcome::Nowhere | Outcome::NeedsRuby => Ok(false),
+            Outcome::Refused(Refusal::Host(error)) => Err(error).or_raise(ruby),
+            Outcome::Refused(Refusal::NotNumeric { kind }) => {
+                Err(refusal(ruby, Refusal::NotNumeric { kind }))
+            }
+            Outcome::Late(watermark) => match this.guard().read(ruby, |state| state.on_late)? {
+                OnLate::Raise => Err(late_event(ruby, timestamp, watermark, Some(key))),
+                OnLate::Drop => Ok(false),
+                OnLate::Call(callable) => {
+                    let _: Value = ruby
+                        .get_inner(callable)
+                        .funcall("call", (key, timestamp, value, watermark))?;
+                    Ok(false)
+                }
+            },
+        }
+    }
+
+    /// The slow path of `add`: accumulators computed with Ruby, from a copy,
+    /// then committed if nothing changed meanwhile.
+    fn add_with_ruby(
+        ruby: &Ruby,
+        rb_self: Value,
+        key: Value,
+        timestamp: u64,
+        aggregation: &RubyAggregation,
+        inputs: &[Input<Held>],
+        keep: &mut Keep,
+    ) -> Result<Outcome, Error> {
+        let this = unwrap::<W>(ruby, rb_self)?;
+        file_under_computed(
+            ruby,
+            rb_self,
+            this.guard(),
+            key,
+            |state, found| {
+                let plan = state.tracker.plan(found.slot, timestamp);
+                let planned = match plan {
+                    Ok(Planned::Go(plan)) => state.tracker.planned_accs(found.slot, plan),
+                    _ => Vec::new(),
+                };
+                (plan, planned)
+            },
+            |(plan, planned)| {
+                let plan = plan.or_raise(ruby)?;
+                for accs in planned.iter().flatten() {
+                    keep.accs(ruby, accs)?;
+                }
+                let Planned::Go(go) = plan else {
+                    return Ok((plan, Vec::new()));
+                };
+                let mut ops = aggregation.ops(ruby, keep);
+                let computed = W::Tracker::compute(
+                    aggregation.core(),
+                    go,
+                    planned,
+                    timestamp,
+                    inputs,
+                    &mut ops,
+                )
+                .map_err(|refused| refusal(ruby, refused))?;
+                Ok((plan, computed))
+            },
+            |state, found, (plan, computed), make_key| {
+                let tracker = &mut state.tracker;
+                match plan {
+                    Planned::Nowhere => Outcome::Nowhere,
+                    Planned::Late { watermark } => {
+                        tracker.count_late();
+                        Outcome::Late(watermark)
+                    }
+                    Planned::Go(plan) => {
+                        hold_accs(rb_self, ruby, &computed);
+                        match tracker.apply_computed(
+                            found.slot, found.hash, make_key, timestamp, plan, computed,
+                        ) {
+                            Ok(_) => Outcome::Added,
+                            Err(error) => Outcome::Refused(Refusal::Host(error)),
+                        }
+                    }
+                }
+            },
+        )
+    }
+
+    /// Hands over one window or session: `[key, start, end, result]`.
+    fn hand_over(ruby: &Ruby, rb_self: Value, closed_only: bool) -> Result<Option<RArray>, Error> {
+        let this = unfrozen::<W>(ruby, rb_self)?;
+        let taken = this.guard().write(ruby, |state| {
+            let handover: AggregateHandover<Held, Held> = state.tracker.take(closed_only)?;
+            state.tickets += 1;
+            let ticket = state.tickets;
+            state.in_flight.push((ticket, handover.accs.clone()));
+            Some((ticket, handover, Arc::clone(&state.aggregation)))
+        })?;
+        let Some((ticket, handover, aggregation)) = taken else {
+            return Ok(None);
+        };
+        // The key is a local from here on (the GC's stack scan keeps it);
+        // the accumulators stay marked in `in_flight` until converted.
+        let key = ruby.get_inner(handover.key);
+        let result = aggregation.result(ruby, &handover.accs);
+        this.guard().write(ruby, |state| {
+            state.in_flight.retain(|(held, _)| *held != ticket)
+        })?;
+        Ok(Some(ruby.ary_new_from_values(&[
+            key,
+            ruby.integer_from_u64(handover.start).as_value(),
+            ruby.integer_from_u64(handover.end).as_value(),
+            result?,
+        ])))
+    }
+
+    pub fn take_closed(ruby: &Ruby, rb_self: Value) -> Result<Option<RArray>, Error> {
+        Self::hand_over(ruby, rb_self, true)
+    }
+
+    pub fn take_open(ruby: &Ruby, rb_self: Value) -> Result<Option<RArray>, Error> {
+        Self::hand_over(ruby, rb_self, false)
+    }
+
+    pub fn current(ruby: &Ruby, rb_self: Value, key: Value) -> Result<RArray, Error> {
+        let this = unwrap::<W>(ruby, rb_self)?;
+        let array = ruby.ary_new();
+        let Some(slot) = find(ruby, this.guard(), key)?.slot else {
+            return Ok(array);
+        };
+        // Copied out; the tracker still holds (and marks) every object.
+        let (open, aggregation) = this.guard().read(ruby, |state| {
+            let open: Vec<(u64, u64, Accumulators<Held>)> = state
+                .tracker
+                .open_of(slot)
+                .into_iter()
+                .map(|(start, end, accs)| (start, end, accs.clone()))
+                .collect();
+            (open, Arc::clone(&state.aggregation))
+        })?;
+        for (start, end, accs) in open {
+            array.push(ruby.ary_new_from_values(&[
+                ruby.integer_from_u64(start).as_value(),
+                ruby.integer_from_u64(end).as_value(),
+                aggregation.result(ruby, &accs)?,
+            ]))?;
+        }
+        Ok(array)
+    }
+
+    pub fn advance_watermark(ruby: &Ruby, rb_self: Value, timestamp: Value) -> Result<bool, Error> {
+        let this = unfrozen::<W>(ruby, rb_self)?;
+        let timestamp = to_u64(ruby, "timestamp", timestamp)?;
+        this.guard()
+            .write(ruby, |state| state.tracker.advance(timestamp))?
+            .ok_or_else(|| {
+                invalid_argument(
+                    ruby,
+                    "the watermark follows the events (watermark: :stream); build the tracker \
+                     with watermark: :manual to advance it"
+                        .into(),
+                )
+            })
+    }
+
+    /// Reads the receiver's state.
+    pub fn read<R>(
+        ruby: &Ruby,
+        rb_self: Value,
+        f: impl FnOnce(&State<W::Tracker>) -> R,
+    ) -> Result<R, Error> {
+        unwrap::<W>(ruby, rb_self)?.guard().read(ruby, f)
+    }
+
+    pub fn watermark(ruby: &Ruby, rb_self: Value) -> Result<Option<u64>, Error> {
+        Self::read(ruby, rb_self, |state| state.tracker.clock().watermark())
+    }
+
+    pub fn late_count(ruby: &Ruby, rb_self: Value) -> Result<u64, Error> {
+        Self::read(ruby, rb_self, |state| state.tracker.late_count())
+    }
+
+    pub fn held(ruby: &Ruby, rb_self: Value) -> Result<usize, Error> {
+        Self::read(ruby, rb_self, |state| state.tracker.len())
+    }
+
+    pub fn key_count(ruby: &Ruby, rb_self: Value) -> Result<usize, Error> {
+        Self::read(ruby, rb_self, |state| state.tracker.key_count())
+    }
+
+    pub fn grace(ruby: &Ruby, rb_self: Value) -> Result<u64, Error> {
+        Self::read(ruby, rb_self, |state| state.tracker.clock().grace())
+    }
+
+    pub fn aggregate(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
+        let aggregation = Self::read(ruby, rb_self, |state| Arc::clone(&state.aggregation))?;
+        Ok(aggregation.argument(ruby))
+    }
+
+    pub fn to_h(ruby: &Ruby, rb_self: Value) -> Result<magnus::RHash, Error>
+    where
+        W: crate::aggregating_checkpoint::Shaped,
+    {
+        crate::aggregating_checkpoint::dump(
+            ruby,
+            unwrap::<W>(ruby, rb_self)?,
+            crate::aggregation::Form::Json,
+        )
+    }
+
+    pub fn marshal_dump(ruby: &Ruby, rb_self: Value) -> Result<magnus::RHash, Error>
+    where
+        W: crate::aggregating_checkpoint::Shaped,
+    {
+        crate::aggregating_checkpoint::dump(
+            ruby,
+            unwrap::<W>(ruby, rb_self)?,
+            crate::aggregation::Form::Any,
+        )
+    }
+
+    /// `watermark=.. windows=.. keys=..`, for the class's inspect.
+    pub fn inspect_counts(ruby: &Ruby, rb_self: Value) -> Result<String, Error> {
+        let (grace, watermark, held, keys) = Self::read(ruby, rb_self, |state| {
+            let tracker = &state.tracker;
+            (
+                tracker.clock().grace(),
+                tracker.clock().watermark(),
+                tracker.len(),
+                tracker.key_count(),
+            )
+        })?;
+        Ok(format!(
+            "grace={grace} watermark={} held={held} keys={keys}",
+            optional(watermark)
+        ))
+    }
+}
+
+/// Defines the methods of [`Methods`] on `class` for the wrapping type
+/// `wraps` (magnus's `method!` needs a concrete type).
+macro_rules! define_aggregating_methods {
+    ($ruby:expr, $class:expr, $wraps:ty) => {{
+        use magnus::{method, prelude::*, Module};
+        use $crate::aggregating::Methods;
+        let class = $class;
+        class.define_method(
+            "initialize_copy",
+            method!($crate::restore::initialize_copy::<$wraps>, 1),
+        )?;
+        class.define_method("add", method!(Methods::<$wraps>::add, -1))?;
+        class.define_method("take_closed", method!(Methods::<$wraps>::take_closed, 0))?;
+        class.define_private_method("take_open", method!(Methods::<$wraps>::take_open, 0))?;
+        class.define_method("current", method!(Methods::<$wraps>::current, 1))?;
+        class.define_method(
+            "advance_watermark",
+            method!(Methods::<$wraps>::advance_watermark, 1),
+        )?;
+        class.define_method("watermark", method!(Methods::<$wraps>::watermark, 0))?;
+        class.define_method("late_count", method!(Methods::<$wraps>::late_count, 0))?;
+        class.define_method("size", method!(Methods::<$wraps>::held, 0))?;
+        class.define_method("key_count", method!(Methods::<$wraps>::key_count, 0))?;
+        class.define_method("grace", method!(Methods::<$wraps>::grace, 0))?;
+        class.define_method("aggregate", method!(Methods::<$wraps>::aggregate, 0))?;
+        class.define_method("to_h", method!(Methods::<$wraps>::to_h, 0))?;
+        class.define_method("marshal_dump", method!(Methods::<$wraps>::marshal_dump, 0))?;
+        class.define_method(
+            "marshal_load",
+            method!($crate::restore::marshal_load::<$wraps>, 1),
+        )?;
+        class.define_singleton_method(
+            "restore_checkpoint",
+            method!($crate::restore::from_h::<$wraps>, 1),
+        )?;
+        let _: magnus::Value = class.funcall(
+            "private_class_method",
+            ($ruby.to_symbol("restore_checkpoint"),),
+        )?;
+    }};
+}
+pub(crate) use define_aggregating_methods;

@@ -1,0 +1,226 @@
+//! Checkpoints of the aggregating classes: `{<shape>, grace:, watermark:,
+//! time:, late_count:, windows: [[key, start, end, aggregate], ...]}`,
+//! windows grouped by key, keys in the order they started being held.
+//! `marshal_dump` adds `aggregate:` and `on_late:`; `from_h` takes them as
+//! arguments, since aggregators are code, not state (`to_h` carries only
+//! what JSON carries exactly).
+
+use std::sync::Arc;
+
+use magnus::{prelude::*, typed_data::Obj, value::Opaque, Error, RArray, RHash, Ruby, Value};
+use window_machines_core::{Accumulators, Aggregating, ClockMode, EventClock};
+
+use crate::aggregating::{clock_mode, OnLate, State, Wraps};
+use crate::aggregation::{Form, Held, Keep, RubyAggregation};
+use crate::checkpoint::{optional_u64, read_fields};
+use crate::convert::{entry, to_u64};
+use crate::errors::{described, wrong_type, OrRaise};
+use crate::hash_key::json_problem;
+use crate::held::hold;
+use crate::key_lookup::file_under;
+
+/// What every aggregating checkpoint holds after the class's own fields.
+const COMMON: [&str; 5] = ["grace", "watermark", "time", "late_count", "windows"];
+/// What only Marshal's form holds.
+const CODE: [&str; 2] = ["aggregate", "on_late"];
+
+/// A class's own part of its checkpoint.
+pub trait Shaped: Wraps {
+    /// Its fields' names.
+    const FIELDS: &'static [&'static str];
+    /// Its fields' values, in that order.
+    fn shape_of(ruby: &Ruby, tracker: &Self::Tracker) -> Vec<Value>;
+    /// A tracker for `shape` (values in `FIELDS` order).
+    fn with_shape(
+        ruby: &Ruby,
+        shape: &[Value],
+        clock: (ClockMode, u64),
+        aggregate: Value,
+    ) -> Result<(Self::Tracker, RubyAggregation), Error>;
+}
+
+pub fn dump<W: Shaped>(ruby: &Ruby, this: &W, form: Form) -> Result<RHash, Error> {
+    // Copied out first; the tracker keeps holding (and marking) every
+    // object while the checkpoint is built.
+    type Windows = Vec<(Held, Vec<(u64, u64, Accumulators<Held>)>)>;
+    let (windows, aggregation, on_late, clock, late_count): (Windows, _, _, EventClock, u64) =
+        this.guard().read(ruby, |state: &State<W::Tracker>| {
+            let windows = state
+                .tracker
+                .checkpoint()
+                .into_iter()
+                .map(|(key, windows)| {
+                    let windows = windows
+                        .into_iter()
+                        .map(|(start, end, accs)| (start, end, accs.clone()))
+                        .collect();
+                    (*key, windows)
+                })
+                .collect();
+            (
+                windows,
+                Arc::clone(&state.aggregation),
+                state.on_late,
+                *state.tracker.clock(),
+                state.tracker.late_count(),
+            )
+        })?;
+    let shape = this
+        .guard()
+        .read(ruby, |state| W::shape_of(ruby, &state.tracker))?;
+    let array = ruby.ary_new();
+    for (key, held) in windows {
+        let key = ruby.get_inner(key);
+        if let (Form::Json, Some(problem)) = (form, json_problem(ruby, key)) {
+            return Err(wrong_type(
+                ruby,
+                format!(
+                    "key {} has no exact JSON form ({problem}); use Marshal",
+                    described(key)
+                ),
+            ));
+        }
+        for (start, end, accs) in held {
+            array.push(ruby.ary_new_from_values(&[
+                key,
+                ruby.integer_from_u64(start).as_value(),
+                ruby.integer_from_u64(end).as_value(),
+                aggregation.state(ruby, &accs, form)?,
+            ]))?;
+        }
+    }
+    let hash = ruby.hash_new();
+    for (name, value) in W::FIELDS.iter().zip(shape) {
+        hash.aset(ruby.to_symbol(name), value)?;
+    }
+    let mode = match clock.mode() {
+        ClockMode::Stream => "stream",
+        ClockMode::Manual => "manual",
+    };
+    hash.aset(ruby.to_symbol("grace"), clock.grace())?;
+    hash.aset(ruby.to_symbol("watermark"), mode)?;
+    hash.aset(ruby.to_symbol("time"), clock.time())?;
+    hash.aset(ruby.to_symbol("late_count"), late_count)?;
+    hash.aset(ruby.to_symbol("windows"), array)?;
+    if form == Form::Any {
+        hash.aset(ruby.to_symbol("aggregate"), aggregation.argument(ruby))?;
+        hash.aset(ruby.to_symbol("on_late"), on_late.value(ruby))?;
+    }
+    Ok(hash)
+}
+
+/// Reads a checkpoint (with `aggregate:` and `on_late:`) into `fresh`,
+/// holding each key as `add` would, so the GC sees it from the start.
+pub fn restore<W: Shaped>(ruby: &Ruby, fresh: Obj<W>, input: Value) -> Result<(), Error> {
+    let names: Vec<&str> = W::FIELDS
+        .iter()
+        .copied()
+        .chain(COMMON)
+        .chain(CODE)
+        .collect();
+    // In a Ruby Array, where the GC sees them whatever the input becomes.
+    let mut values = vec![ruby.qnil().as_value(); names.len()];
+    read_fields(ruby, input, &names, &mut values)?;
+    let kept = ruby.ary_new_from_values(&values);
+    let shape_len = W::FIELDS.len();
+    let field = |name: &str| -> Result<Value, Error> {
+        let index = names
+            .iter()
+            .position(|known| *known == name)
+            .unwrap_or_default();
+        entry(ruby, kept, index)
+    };
+    let shape: Vec<Value> = (0..shape_len)
+        .map(|index| entry(ruby, kept, index))
+        .collect::<Result<_, _>>()?;
+    let grace = to_u64(ruby, "grace", field("grace")?)?;
+    let mode = field("watermark")?;
+    let mode = match magnus::RString::from_value(mode) {
+        Some(name) => clock_mode(ruby, Some(ruby.to_symbol(name.to_string()?).as_value()))?,
+        None => clock_mode(ruby, Some(mode))?,
+    };
+    let time = optional_u64(ruby, "time", field("time")?)?;
+    let late_count = to_u64(ruby, "late_count", field("late_count")?)?;
+    let windows = field("windows")?;
+    let windows = RArray::from_value(windows).ok_or_else(|| {
+        wrong_type(
+            ruby,
+            format!(
+                "windows must be an Array of [key, start, end, aggregate], got {}",
+                described(windows)
+            ),
+        )
+    })?;
+    let on_late = OnLate::new(ruby, Some(field("on_late")?))?;
+    let (mut tracker, aggregation) =
+        W::with_shape(ruby, &shape, (mode, grace), field("aggregate")?)?;
+    tracker.restore_counts(time, late_count);
+    let owner = fresh.as_value();
+    fresh.put_state(ruby, owner, State::new(tracker, aggregation, on_late))?;
+    let aggregation = fresh
+        .guard()
+        .read(ruby, |state| Arc::clone(&state.aggregation))?;
+    // By index: a user's `hash` may change the Array; its length is read anew.
+    let mut index = 0;
+    while index < windows.len() {
+        let (key, window, accs, _keep) = window_at(ruby, &aggregation, windows, index)?;
+        let mut accs = Some(accs);
+        file_under(ruby, owner, fresh.guard(), key, |state, found, make_key| {
+            let accs = accs.take().unwrap_or_default();
+            for acc in &accs {
+                acc.each_object(&mut |object| {
+                    hold(owner, ruby.get_inner(*object));
+                });
+            }
+            state
+                .tracker
+                .restore(found.slot, found.hash, make_key, window, accs)
+        })?
+        .or_raise(ruby)?;
+        index += 1;
+    }
+    fresh
+        .guard()
+        .write(ruby, |state| state.tracker.finish_restore())?
+        .or_raise(ruby)
+}
+
+/// A key, its window (start and end, or first and last event), the
+/// accumulators, and what keeps their objects alive until they are held.
+type RestoredWindow = (Value, (u64, u64), Accumulators<Opaque<Value>>, Keep);
+
+/// `[key, start, end, aggregate]` at `windows[index]`, its objects kept.
+fn window_at(
+    ruby: &Ruby,
+    aggregation: &RubyAggregation,
+    windows: RArray,
+    index: usize,
+) -> Result<RestoredWindow, Error> {
+    let quad = entry(ruby, windows, index)?;
+    let array = RArray::from_value(quad)
+        .filter(|array| array.len() == 4)
+        .ok_or_else(|| {
+            wrong_type(
+                ruby,
+                format!(
+                    "windows[{index}] must be an Array of [key, start, end, aggregate], got {}",
+                    described(quad)
+                ),
+            )
+        })?;
+    let key = entry(ruby, array, 0)?;
+    let start = to_u64(
+        ruby,
+        &format!("windows[{index}] start"),
+        entry(ruby, array, 1)?,
+    )?;
+    let end = to_u64(
+        ruby,
+        &format!("windows[{index}] end"),
+        entry(ruby, array, 2)?,
+    )?;
+    let accs = aggregation.read_state(ruby, entry(ruby, array, 3)?)?;
+    let mut keep = Keep::default();
+    keep.accs(ruby, &accs)?;
+    Ok((key, (start, end), accs, keep))
+}

@@ -1,0 +1,597 @@
+//! The `aggregate:` argument of the aggregating classes: which built-ins
+//! (and custom objects) to run, what field each reads, and how results are
+//! named; the Ruby side of the core's [`Ops`]; results back to Ruby.
+
+use std::cmp::Ordering;
+
+use magnus::{
+    prelude::*, rb_sys::AsRawValue, value::Opaque, Error, Float, Integer, RArray, RHash, RModule,
+    Ruby, Symbol, Value,
+};
+use rb_sys::{FIX2LONG, FIXNUM_P};
+use window_machines_core::{
+    Accumulator, Accumulators, Aggregation, Input, Kind, Number, Ops, Part, Refusal, Stamped,
+};
+
+use crate::convert::entry;
+use crate::errors::{invalid_argument, shown, wrong_type};
+
+pub type Held = Opaque<Value>;
+
+/// One aggregator as given.
+#[derive(Clone, Copy)]
+struct Given {
+    /// The field it reads, if any.
+    field: Option<Held>,
+    /// The object itself: a built-in, or a custom aggregator.
+    object: Held,
+}
+
+/// What a tracker aggregates, with the Ruby objects that say so.
+#[derive(Clone)]
+pub struct RubyAggregation {
+    core: Aggregation,
+    given: Vec<Given>,
+    /// The names of a Hash `aggregate:`, in order; `None` for one aggregator.
+    names: Option<Vec<Held>>,
+    /// The `aggregate:` argument as given.
+    argument: Option<Held>,
+}
+
+impl RubyAggregation {
+    /// Reads `aggregate:`. `needs_merge`: whether the class merges
+    /// accumulators, so custom aggregators must define `merge`.
+    pub fn new(ruby: &Ruby, argument: Value, needs_merge: bool) -> Result<Self, Error> {
+        let builtin: Value = ruby
+            .class_object()
+            .const_get::<_, RModule>("WindowMachines")?
+            .const_get::<_, RModule>("Aggregate")?
+            .const_get("Builtin")?;
+        let read = |object: Value| -> Result<(Part, Given), Error> {
+            if object.is_kind_of(magnus::RClass::from_value(builtin).ok_or_else(|| {
+                invalid_argument(
+                    ruby,
+                    "WindowMachines::Aggregate::Builtin is not a class".into(),
+                )
+            })?) {
+                let kind: Symbol = object.funcall("kind", ())?;
+                let kind = Kind::named(&kind.name()?).ok_or_else(|| {
+                    invalid_argument(ruby, format!("unknown aggregator {}", shown(object)))
+                })?;
+                let field: Value = object.funcall("field", ())?;
+                let field = (!field.is_nil()).then(|| Held::from(field));
+                let part = Part {
+                    kind,
+                    reads_field: field.is_some(),
+                };
+                return Ok((
+                    part,
+                    Given {
+                        field,
+                        object: object.into(),
+                    },
+                ));
+            }
+            let mut missing = vec!["initial", "add"];
+            if needs_merge {
+                missing.push("merge");
+            }
+            missing.retain(|method| !object.respond_to(*method, false).unwrap_or(false));
+            if !missing.is_empty() {
+                return Err(invalid_argument(
+                    ruby,
+                    format!(
+                        "aggregate: {} is not an aggregator: it lacks {}{}",
+                        shown(object),
+                        missing.join(" and "),
+                        if needs_merge {
+                            " (windows here are merged)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+            }
+            let part = Part {
+                kind: Kind::Custom,
+                reads_field: false,
+            };
+            Ok((
+                part,
+                Given {
+                    field: None,
+                    object: object.into(),
+                },
+            ))
+        };
+        let mut parts = Vec::new();
+        let mut given = Vec::new();
+        let names = if let Some(hash) = RHash::from_value(argument) {
+            if hash.is_empty() {
+                return Err(invalid_argument(
+                    ruby,
+                    "aggregate: must name at least one aggregator".into(),
+                ));
+            }
+            let mut names = Vec::new();
+            let pairs: RArray = hash.funcall("to_a", ())?;
+            for pair in pairs.into_iter() {
+                let pair = RArray::try_convert(pair)?;
+                let (name, object): (Value, Value) = (pair.entry(0)?, pair.entry(1)?);
+                let (part, one) = read(object)?;
+                parts.push(part);
+                given.push(one);
+                names.push(Held::from(name));
+            }
+            Some(names)
+        } else {
+            let (part, one) = read(argument)?;
+            parts.push(part);
+            given.push(one);
+            None
+        };
+        Ok(RubyAggregation {
+            core: Aggregation::new(parts),
+            given,
+            names,
+            argument: Some(argument.into()),
+        })
+    }
+
+    /// Aggregates nothing: the state of a tracker not yet initialised.
+    pub fn placeholder() -> Self {
+        RubyAggregation {
+            core: Aggregation::new(Vec::new()),
+            given: Vec::new(),
+            names: None,
+            argument: None,
+        }
+    }
+
+    pub fn core(&self) -> &Aggregation {
+        &self.core
+    }
+
+    pub fn argument(&self, ruby: &Ruby) -> Value {
+        self.argument.map_or_else(
+            || ruby.qnil().as_value(),
+            |argument| ruby.get_inner(argument),
+        )
+    }
+
+    /// Every Ruby object it holds.
+    pub fn each_object(&self, f: &mut dyn FnMut(Held)) {
+        self.argument.into_iter().for_each(&mut *f);
+        for one in &self.given {
+            f(one.object);
+            if let Some(field) = one.field {
+                f(field);
+            }
+        }
+        for name in self.names.iter().flatten() {
+            f(*name);
+        }
+    }
+
+    /// One input per part for `value`. Objects read from fields are pushed
+    /// to `keep`, so they outlive the call whatever the value does.
+    pub fn inputs(
+        &self,
+        ruby: &Ruby,
+        value: Value,
+        keep: &mut Keep,
+    ) -> Result<Vec<Input<Held>>, Error> {
+        self.core
+            .parts()
+            .iter()
+            .zip(&self.given)
+            .map(|(part, one)| {
+                if part.kind == Kind::Custom {
+                    return Ok(Input::Object(value.into()));
+                }
+                let read = match one.field {
+                    None => value,
+                    Some(_) if value.is_nil() => value,
+                    Some(field) => {
+                        let field = ruby.get_inner(field);
+                        let read = match RHash::from_value(value) {
+                            Some(hash) => hash.aref(field)?,
+                            None => value.funcall("[]", (field,))?,
+                        };
+                        keep.push(ruby, read)?;
+                        read
+                    }
+                };
+                Ok(input_of(ruby, read))
+            })
+            .collect()
+    }
+
+    /// A window's (or session's) result: the one aggregator's value, or a
+    /// Hash of them by name.
+    pub fn result(&self, ruby: &Ruby, accs: &Accumulators<Held>) -> Result<Value, Error> {
+        match &self.names {
+            None => accs
+                .first()
+                .map_or(Ok(ruby.qnil().as_value()), |acc| acc_value(ruby, acc)),
+            Some(names) => {
+                let hash = ruby.hash_new();
+                for (name, acc) in names.iter().zip(accs) {
+                    hash.aset(ruby.get_inner(*name), acc_value(ruby, acc)?)?;
+                }
+                Ok(hash.as_value())
+            }
+        }
+    }
+
+    /// The Ruby side of the core's steps, for this aggregation.
+    pub fn ops<'a>(&'a self, ruby: &'a Ruby, keep: &'a mut Keep) -> RubyOps<'a> {
+        RubyOps {
+            ruby,
+            given: &self.given,
+            keep,
+        }
+    }
+}
+
+/// Objects made during a call that no tracker holds yet: kept in a Ruby
+/// Array (made only when needed), which the GC sees.
+#[derive(Default)]
+pub struct Keep(Option<RArray>);
+
+impl Keep {
+    pub fn push(&mut self, ruby: &Ruby, value: Value) -> Result<(), Error> {
+        if rb_sys::SPECIAL_CONST_P(value.as_raw()) {
+            return Ok(());
+        }
+        match self.0 {
+            Some(array) => array.push(value),
+            None => {
+                self.0 = Some(ruby.ary_new_from_values(&[value]));
+                Ok(())
+            }
+        }
+    }
+
+    /// Keeps every object `accs` hold.
+    pub fn accs(&mut self, ruby: &Ruby, accs: &Accumulators<Held>) -> Result<(), Error> {
+        let mut objects = Vec::new();
+        for acc in accs {
+            acc.each_object(&mut |object| objects.push(*object));
+        }
+        // Collected first: the objects are held by the tracker until now.
+        objects
+            .into_iter()
+            .try_for_each(|object| self.push(ruby, ruby.get_inner(object)))
+    }
+}
+
+/// How Rust sees a Ruby value given to an aggregator.
+pub fn input_of(ruby: &Ruby, value: Value) -> Input<Held> {
+    let raw = value.as_raw();
+    if value.is_nil() {
+        return Input::Nil;
+    }
+    if FIXNUM_P(raw) {
+        // SAFETY: raw was just checked to be a Fixnum.
+        return Input::Int(unsafe { FIX2LONG(raw) });
+    }
+    if let Some(float) = Float::from_value(value) {
+        return Input::Float(float.to_f64());
+    }
+    if value.is_kind_of(ruby.class_numeric()) {
+        return Input::Numeric(value.into());
+    }
+    Input::Object(value.into())
+}
+
+fn input_value(ruby: &Ruby, input: &Input<Held>) -> Value {
+    match input {
+        Input::Nil => ruby.qnil().as_value(),
+        Input::Int(int) => ruby.integer_from_i64(*int).as_value(),
+        Input::Float(float) => ruby.float_from_f64(*float).as_value(),
+        Input::Numeric(value) | Input::Object(value) => ruby.get_inner(*value),
+    }
+}
+
+fn int_value(ruby: &Ruby, int: i128) -> Result<Value, Error> {
+    match i64::try_from(int) {
+        Ok(small) => Ok(ruby.integer_from_i64(small).as_value()),
+        Err(_) => ruby.str_new(&int.to_string()).funcall("to_i", ()),
+    }
+}
+
+fn number_value(ruby: &Ruby, number: &Number<Held>) -> Result<Value, Error> {
+    match number {
+        Number::Int(int) => int_value(ruby, *int),
+        Number::Float(float) => Ok(ruby.float_from_f64(*float).as_value()),
+        Number::Host(value) => Ok(ruby.get_inner(*value)),
+    }
+}
+
+fn number_of(ruby: &Ruby, value: Value) -> Number<Held> {
+    match input_of(ruby, value) {
+        Input::Int(int) => Number::Int(i128::from(int)),
+        Input::Float(float) => Number::Float(float),
+        _ => Number::Host(value.into()),
+    }
+}
+
+fn stamped_value(ruby: &Ruby, held: Option<&Stamped<Held>>) -> Value {
+    held.map_or(ruby.qnil().as_value(), |held| {
+        input_value(ruby, &held.input)
+    })
+}
+
+fn acc_value(ruby: &Ruby, acc: &Accumulator<Held>) -> Result<Value, Error> {
+    Ok(match acc {
+        Accumulator::Count(count) => ruby.integer_from_u64(*count).as_value(),
+        Accumulator::Sum(sum) => number_value(ruby, sum)?,
+        Accumulator::Min(held) | Accumulator::Max(held) => held
+            .as_ref()
+            .map_or(ruby.qnil().as_value(), |held| input_value(ruby, held)),
+        Accumulator::Mean { count: 0, .. } => ruby.qnil().as_value(),
+        Accumulator::Mean { sum, count } => {
+            number_value(ruby, sum)?.funcall("fdiv", (ruby.integer_from_u64(*count),))?
+        }
+        Accumulator::Collect(inputs) => {
+            let values: Vec<Value> = inputs
+                .iter()
+                .map(|held| input_value(ruby, &held.input))
+                .collect();
+            ruby.ary_new_from_values(&values).as_value()
+        }
+        Accumulator::First(held) | Accumulator::Last(held) => stamped_value(ruby, held.as_ref()),
+        Accumulator::Custom(acc) => ruby.get_inner(*acc),
+    })
+}
+
+/// Where Ruby is called for the core: big or foreign numbers, comparisons
+/// Rust cannot make, custom aggregators. Each object it makes is kept.
+pub struct RubyOps<'a> {
+    ruby: &'a Ruby,
+    given: &'a [Given],
+    keep: &'a mut Keep,
+}
+
+impl RubyOps<'_> {
+    fn custom(&self, part: usize) -> Result<Value, Error> {
+        self.given
+            .get(part)
+            .map(|one| self.ruby.get_inner(one.object))
+            .ok_or_else(|| invalid_argument(self.ruby, format!("no aggregator {part}")))
+    }
+
+    fn kept(&mut self, value: Value) -> Result<Held, Error> {
+        self.keep.push(self.ruby, value)?;
+        Ok(value.into())
+    }
+}
+
+impl Ops<Held> for RubyOps<'_> {
+    type Error = Error;
+
+    fn add(&mut self, a: Number<Held>, b: Number<Held>) -> Result<Number<Held>, Error> {
+        let (a, b) = (number_value(self.ruby, &a)?, number_value(self.ruby, &b)?);
+        let sum: Value = a.funcall("+", (b,))?;
+        self.keep.push(self.ruby, sum)?;
+        Ok(number_of(self.ruby, sum))
+    }
+
+    fn compare(&mut self, a: &Input<Held>, b: &Input<Held>) -> Result<Ordering, Error> {
+        let (a, b) = (input_value(self.ruby, a), input_value(self.ruby, b));
+        let order: Value = a.funcall("<=>", (b,))?;
+        match Integer::from_value(order).map(|order| order.to_i64()) {
+            Some(Ok(order)) => Ok(order.cmp(&0)),
+            _ => Err(Error::new(
+                self.ruby.exception_arg_error(),
+                format!("comparison of {} with {} failed", a.class(), shown(b)),
+            )),
+        }
+    }
+
+    fn initial(&mut self, part: usize) -> Result<Held, Error> {
+        let acc: Value = self.custom(part)?.funcall("initial", ())?;
+        self.kept(acc)
+    }
+
+    fn add_custom(&mut self, part: usize, acc: &Held, value: &Input<Held>) -> Result<Held, Error> {
+        let value = input_value(self.ruby, value);
+        let acc: Value = self
+            .custom(part)?
+            .funcall("add", (self.ruby.get_inner(*acc), value))?;
+        self.kept(acc)
+    }
+
+    fn merge_custom(&mut self, part: usize, a: &Held, b: &Held) -> Result<Held, Error> {
+        let acc: Value = self
+            .custom(part)?
+            .funcall("merge", (self.ruby.get_inner(*a), self.ruby.get_inner(*b)))?;
+        self.kept(acc)
+    }
+}
+
+/// A core refusal as the Ruby error.
+pub fn refusal(ruby: &Ruby, refusal: Refusal<Error>) -> Error {
+    match refusal {
+        Refusal::Host(error) => error,
+        Refusal::NotNumeric { kind } => wrong_type(
+            ruby,
+            format!("{} takes Numeric values (or nil)", kind.name()),
+        ),
+    }
+}
+
+/// How a checkpoint writes accumulators.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// What JSON carries back exactly (`to_h`).
+    Json,
+    /// Anything (`marshal_dump`: Marshal decides what it can carry).
+    Any,
+}
+
+impl RubyAggregation {
+    /// The accumulators of one window as a checkpoint holds them: one
+    /// aggregator's state, or an Array of them in the order given.
+    pub fn state(
+        &self,
+        ruby: &Ruby,
+        accs: &Accumulators<Held>,
+        form: Form,
+    ) -> Result<Value, Error> {
+        let states = accs
+            .iter()
+            .map(|acc| acc_state(ruby, acc, form))
+            .collect::<Result<Vec<Value>, Error>>()?;
+        match (&self.names, states.as_slice()) {
+            (None, [one]) => Ok(*one),
+            _ => Ok(ruby.ary_new_from_values(&states).as_value()),
+        }
+    }
+
+    /// Reads back what [`RubyAggregation::state`] wrote, as untrusted input:
+    /// the shapes here, the rest by the core.
+    pub fn read_state(&self, ruby: &Ruby, state: Value) -> Result<Accumulators<Held>, Error> {
+        let parts = self.core.parts();
+        let Some(_) = self.names else {
+            return Ok(vec![acc_from_state(ruby, parts[0].kind, state)?]);
+        };
+        let array = RArray::from_value(state)
+            .filter(|array| array.len() == parts.len())
+            .ok_or_else(|| bad_state(ruby, "an Array with one state per aggregator", state))?;
+        parts
+            .iter()
+            .enumerate()
+            .map(|(index, part)| acc_from_state(ruby, part.kind, entry(ruby, array, index)?))
+            .collect()
+    }
+}
+
+fn bad_state(ruby: &Ruby, expected: &str, got: Value) -> Error {
+    wrong_type(
+        ruby,
+        format!(
+            "an aggregate in the checkpoint must be {expected}, got {}",
+            shown(got)
+        ),
+    )
+}
+
+/// `value` if JSON carries it back exactly (finite Floats included).
+fn json_checked(ruby: &Ruby, value: Value, form: Form) -> Result<Value, Error> {
+    if form == Form::Any {
+        return Ok(value);
+    }
+    if Float::from_value(value).is_some_and(|float| float.to_f64().is_finite()) {
+        return Ok(value);
+    }
+    match crate::hash_key::json_problem(ruby, value) {
+        None => Ok(value),
+        Some(problem) => Err(wrong_type(
+            ruby,
+            format!(
+                "an aggregate holds {}, which has no exact JSON form ({problem}); use Marshal",
+                shown(value)
+            ),
+        )),
+    }
+}
+
+fn stamped_state(ruby: &Ruby, held: &Stamped<Held>, form: Form) -> Result<Value, Error> {
+    let value = json_checked(ruby, input_value(ruby, &held.input), form)?;
+    Ok(ruby
+        .ary_new_from_values(&[ruby.integer_from_u64(held.timestamp).as_value(), value])
+        .as_value())
+}
+
+fn acc_state(ruby: &Ruby, acc: &Accumulator<Held>, form: Form) -> Result<Value, Error> {
+    let nil = ruby.qnil().as_value();
+    Ok(match acc {
+        Accumulator::Mean { sum, count } => {
+            let sum = json_checked(ruby, number_value(ruby, sum)?, form)?;
+            ruby.ary_new_from_values(&[sum, ruby.integer_from_u64(*count).as_value()])
+                .as_value()
+        }
+        Accumulator::Collect(inputs) => {
+            let states = inputs
+                .iter()
+                .map(|held| stamped_state(ruby, held, form))
+                .collect::<Result<Vec<Value>, Error>>()?;
+            ruby.ary_new_from_values(&states).as_value()
+        }
+        Accumulator::First(held) | Accumulator::Last(held) => match held {
+            Some(held) => stamped_state(ruby, held, form)?,
+            None => nil,
+        },
+        Accumulator::Custom(_) if form == Form::Json => {
+            return Err(wrong_type(
+                ruby,
+                "a custom aggregator's accumulator has no JSON form; use Marshal".into(),
+            ))
+        }
+        other => json_checked(ruby, acc_value(ruby, other)?, form)?,
+    })
+}
+
+fn stamped_from(ruby: &Ruby, state: Value) -> Result<Stamped<Held>, Error> {
+    let pair = RArray::from_value(state)
+        .filter(|pair| pair.len() == 2)
+        .ok_or_else(|| bad_state(ruby, "[timestamp, value]", state))?;
+    let timestamp = crate::convert::to_u64(ruby, "an aggregate's timestamp", pair.entry(0)?)?;
+    Ok(Stamped {
+        timestamp,
+        input: input_of(ruby, pair.entry(1)?),
+    })
+}
+
+fn number_from(ruby: &Ruby, state: Value) -> Result<Number<Held>, Error> {
+    if !state.is_kind_of(ruby.class_numeric()) {
+        return Err(bad_state(ruby, "a Numeric", state));
+    }
+    Ok(number_of(ruby, state))
+}
+
+fn acc_from_state(ruby: &Ruby, kind: Kind, state: Value) -> Result<Accumulator<Held>, Error> {
+    let optional_input = |state: Value| {
+        if state.is_nil() {
+            None
+        } else {
+            Some(input_of(ruby, state))
+        }
+    };
+    let optional_stamped = |state: Value| -> Result<Option<Stamped<Held>>, Error> {
+        if state.is_nil() {
+            Ok(None)
+        } else {
+            stamped_from(ruby, state).map(Some)
+        }
+    };
+    Ok(match kind {
+        Kind::Count => Accumulator::Count(crate::convert::to_u64(ruby, "a count", state)?),
+        Kind::Sum => Accumulator::Sum(number_from(ruby, state)?),
+        Kind::Min => Accumulator::Min(optional_input(state)),
+        Kind::Max => Accumulator::Max(optional_input(state)),
+        Kind::Mean => {
+            let pair = RArray::from_value(state)
+                .filter(|pair| pair.len() == 2)
+                .ok_or_else(|| bad_state(ruby, "[sum, count]", state))?;
+            Accumulator::Mean {
+                sum: number_from(ruby, pair.entry(0)?)?,
+                count: crate::convert::to_u64(ruby, "a mean's count", pair.entry(1)?)?,
+            }
+        }
+        Kind::Collect => {
+            let array = RArray::from_value(state)
+                .ok_or_else(|| bad_state(ruby, "an Array of [timestamp, value]", state))?;
+            Accumulator::Collect(
+                (0..array.len())
+                    .map(|index| stamped_from(ruby, entry(ruby, array, index)?))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        Kind::First => Accumulator::First(optional_stamped(state)?),
+        Kind::Last => Accumulator::Last(optional_stamped(state)?),
+        Kind::Custom => Accumulator::Custom(state.into()),
+    })
+}

@@ -1,0 +1,185 @@
+//! `WindowMachines::SessionWindows`: construction and its readers; the
+//! rest is aggregating.rs.
+
+use magnus::{
+    gc, method, prelude::*, scan_args::get_kwargs, scan_args::scan_args, typed_data::Obj,
+    DataTypeFunctions, Error, RHash, RModule, Ruby, TypedData, Value,
+};
+use window_machines_core::{Aggregating, ClockMode, EventClock, SessionWindows, Trail};
+
+use crate::aggregating::{clock_mode, define_aggregating_methods, Methods, OnLate, State, Wraps};
+use crate::aggregating_checkpoint::{self, Shaped};
+use crate::aggregation::{Held, RubyAggregation};
+use crate::checkpoint;
+use crate::convert::to_u64;
+use crate::errors::{invalid_argument, OrRaise};
+use crate::guard::Guard;
+use crate::held;
+use crate::receiver::{define_class, unfrozen};
+use crate::restore::Stateful;
+
+type Tracker = SessionWindows<Held, Held>;
+
+#[derive(TypedData)]
+#[magnus(
+    class = "WindowMachines::SessionWindows",
+    free_immediately,
+    mark,
+    size,
+    wb_protected
+)]
+pub struct RbSessionWindows(Guard<State<Tracker>>);
+
+impl Default for RbSessionWindows {
+    /// A placeholder until `initialize` runs.
+    fn default() -> Self {
+        let tracker = SessionWindows::new(
+            1,
+            None,
+            EventClock::new(ClockMode::Stream, Trail::Sessions, 0, None),
+            window_machines_core::Aggregation::new(Vec::new()),
+        )
+        .unwrap_or_else(|_| unreachable!("gap 1 is valid"));
+        let state = State::new(tracker, RubyAggregation::placeholder(), OnLate::Raise);
+        RbSessionWindows(Guard::new(state))
+    }
+}
+
+impl Wraps for RbSessionWindows {
+    type Tracker = Tracker;
+
+    fn guard(&self) -> &Guard<State<Tracker>> {
+        &self.0
+    }
+}
+
+impl DataTypeFunctions for RbSessionWindows {
+    fn mark(&self, marker: &gc::Marker) {
+        held::mark(&self.0, marker);
+    }
+
+    fn size(&self) -> usize {
+        let heap = self.0.peek().map_or(0, |state| state.tracker.heap_bytes());
+        std::mem::size_of::<Self>() + heap
+    }
+}
+
+impl Stateful for RbSessionWindows {
+    type State = State<Tracker>;
+
+    fn copy_state(&self, ruby: &Ruby) -> Result<Self::State, Error> {
+        self.0.read(ruby, Clone::clone)
+    }
+
+    fn take_state(&self, ruby: &Ruby) -> Result<Self::State, Error> {
+        self.0.write(ruby, |state| {
+            std::mem::replace(state, Self::default().0.into_inner())
+        })
+    }
+
+    fn put_state(&self, ruby: &Ruby, owner: Value, state: Self::State) -> Result<(), Error> {
+        self.0.write(ruby, |held| {
+            held::hold_all(ruby, owner, &state);
+            *held = state;
+        })
+    }
+
+    fn restore(ruby: &Ruby, fresh: Obj<Self>, checkpoint: Value) -> Result<(), Error> {
+        aggregating_checkpoint::restore(ruby, fresh, checkpoint)
+    }
+}
+
+impl Shaped for RbSessionWindows {
+    const FIELDS: &'static [&'static str] = &["gap", "max_sessions"];
+
+    fn shape_of(ruby: &Ruby, tracker: &Tracker) -> Vec<Value> {
+        let max_sessions = tracker.max_sessions().map_or_else(
+            || ruby.qnil().as_value(),
+            |limit| ruby.integer_from_u64(limit as u64).as_value(),
+        );
+        vec![
+            ruby.integer_from_u64(tracker.gap()).as_value(),
+            max_sessions,
+        ]
+    }
+
+    fn with_shape(
+        ruby: &Ruby,
+        shape: &[Value],
+        (mode, grace): (ClockMode, u64),
+        aggregate: Value,
+    ) -> Result<(Tracker, RubyAggregation), Error> {
+        let [gap, max_sessions] = shape else {
+            return Err(invalid_argument(
+                ruby,
+                "a sessions checkpoint needs gap and max_sessions".into(),
+            ));
+        };
+        let gap = to_u64(ruby, "gap", *gap)?;
+        let max_sessions = checkpoint::optional_u64(ruby, "max_sessions", *max_sessions)?;
+        let clock = EventClock::new(mode, Trail::Sessions, grace, None);
+        let placeholder = window_machines_core::Aggregation::new(Vec::new());
+        SessionWindows::<Held, Held>::new(gap, max_sessions, clock, placeholder).or_raise(ruby)?;
+        let aggregation = RubyAggregation::new(ruby, aggregate, true)?;
+        let tracker = SessionWindows::new(gap, max_sessions, clock, aggregation.core().clone())
+            .or_raise(ruby)?;
+        Ok((tracker, aggregation))
+    }
+}
+
+impl RbSessionWindows {
+    fn initialize(ruby: &Ruby, rb_self: Value, args: &[Value]) -> Result<(), Error> {
+        let this = unfrozen::<Self>(ruby, rb_self)?;
+        let args = scan_args::<(Value,), (), (), (), RHash, ()>(args)?;
+        type Optional = (Option<Value>, Option<Value>, Option<Value>, Option<Value>);
+        let kwargs = get_kwargs::<_, (Value,), Optional, ()>(
+            args.keywords,
+            &["aggregate"],
+            &["grace", "on_late", "watermark", "max_sessions"],
+        )?;
+        let gap = to_u64(ruby, "gap", args.required.0)?;
+        let (grace, on_late, mode, max_sessions) = kwargs.optional;
+        let grace = grace.map_or(Ok(0), |grace| to_u64(ruby, "grace", grace))?;
+        let max_sessions = match max_sessions {
+            Some(limit) => checkpoint::optional_u64(ruby, "max_sessions", limit)?,
+            None => None,
+        };
+        let mode = clock_mode(ruby, mode)?;
+        let on_late = OnLate::new(ruby, on_late)?;
+        let clock = EventClock::new(mode, Trail::Sessions, grace, None);
+        let placeholder = window_machines_core::Aggregation::new(Vec::new());
+        // Limits are checked before the aggregators are read.
+        SessionWindows::<Held, Held>::new(gap, max_sessions, clock, placeholder).or_raise(ruby)?;
+        let aggregation = RubyAggregation::new(ruby, kwargs.required.0, true)?;
+        let tracker = SessionWindows::new(gap, max_sessions, clock, aggregation.core().clone())
+            .or_raise(ruby)?;
+        this.put_state(ruby, rb_self, State::new(tracker, aggregation, on_late))
+    }
+
+    fn gap(ruby: &Ruby, rb_self: Value) -> Result<u64, Error> {
+        Methods::<Self>::read(ruby, rb_self, |state| state.tracker.gap())
+    }
+
+    fn max_sessions(ruby: &Ruby, rb_self: Value) -> Result<Option<usize>, Error> {
+        Methods::<Self>::read(ruby, rb_self, |state| state.tracker.max_sessions())
+    }
+
+    fn inspect(ruby: &Ruby, rb_self: Value) -> Result<String, Error> {
+        Ok(format!(
+            "#<{} gap={} {}>",
+            rb_self.class(),
+            Self::gap(ruby, rb_self)?,
+            Methods::<Self>::inspect_counts(ruby, rb_self)?
+        ))
+    }
+}
+
+pub fn define(ruby: &Ruby, module: RModule) -> Result<(), Error> {
+    let class = define_class::<RbSessionWindows>(ruby, module, "SessionWindows")?;
+    define_aggregating_methods!(ruby, class, RbSessionWindows);
+    class.define_method("initialize", method!(RbSessionWindows::initialize, -1))?;
+    class.define_method("gap", method!(RbSessionWindows::gap, 0))?;
+    class.define_method("max_sessions", method!(RbSessionWindows::max_sessions, 0))?;
+    class.define_method("inspect", method!(RbSessionWindows::inspect, 0))?;
+    Ok(())
+}

@@ -1,0 +1,780 @@
+//! Accumulators: what a window or session carries for the events it took
+//! in, and the rules of each built-in aggregator.
+//!
+//! Values come from the binding already sorted into what Rust can do alone
+//! (small Integers, Floats, nil) and what it cannot (`V`: an object of the
+//! host language). Every step that needs the host (adding a big number,
+//! comparing two objects, a custom aggregator) goes through [`Ops`], so a
+//! binding can tell in advance, with [`Accumulator::needs_ops`], whether an
+//! event can be applied in place without calling out.
+
+use std::cmp::Ordering;
+
+/// One event's input to one aggregator.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input<V> {
+    Nil,
+    Int(i64),
+    Float(f64),
+    /// A number Rust does not hold natively (a big Integer, a Rational).
+    Numeric(V),
+    /// Anything else.
+    Object(V),
+}
+
+impl<V> Input<V> {
+    fn is_nil(&self) -> bool {
+        matches!(self, Input::Nil)
+    }
+
+    /// The host object it holds, if any.
+    pub fn object(&self) -> Option<&V> {
+        match self {
+            Input::Numeric(value) | Input::Object(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+/// A running sum.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Number<V> {
+    /// Exact: no sum of 64-bit inputs a stream can produce overflows it.
+    Int(i128),
+    Float(f64),
+    /// Past what Rust holds: the host's number.
+    Host(V),
+}
+
+/// The built-in aggregators, and custom ones the host runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Count,
+    Sum,
+    Min,
+    Max,
+    Mean,
+    Collect,
+    First,
+    Last,
+    Custom,
+}
+
+impl Kind {
+    /// The name checkpoints use.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Count => "count",
+            Kind::Sum => "sum",
+            Kind::Min => "min",
+            Kind::Max => "max",
+            Kind::Mean => "mean",
+            Kind::Collect => "collect",
+            Kind::First => "first",
+            Kind::Last => "last",
+            Kind::Custom => "custom",
+        }
+    }
+
+    #[must_use]
+    pub fn named(name: &str) -> Option<Kind> {
+        [
+            Kind::Count,
+            Kind::Sum,
+            Kind::Min,
+            Kind::Max,
+            Kind::Mean,
+            Kind::Collect,
+            Kind::First,
+            Kind::Last,
+        ]
+        .into_iter()
+        .find(|kind| kind.name() == name)
+    }
+}
+
+/// One aggregator of a window's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Part {
+    pub kind: Kind,
+    /// Whether it reads a field of the value; a counter that does counts
+    /// only the events where the field is present.
+    pub reads_field: bool,
+}
+
+/// A timestamped input; `seq` orders equal timestamps by arrival.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stamped<V> {
+    pub timestamp: u64,
+    pub input: Input<V>,
+}
+
+/// The state of one aggregator in one window or session.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Accumulator<V> {
+    Count(u64),
+    Sum(Number<V>),
+    Min(Option<Input<V>>),
+    Max(Option<Input<V>>),
+    Mean {
+        sum: Number<V>,
+        count: u64,
+    },
+    /// Inputs in event-time order, equal timestamps in arrival order.
+    Collect(Vec<Stamped<V>>),
+    First(Option<Stamped<V>>),
+    Last(Option<Stamped<V>>),
+    Custom(V),
+}
+
+/// Why an aggregator refused an input, or what the host raised.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal<E> {
+    /// Sum and Mean take numbers and nil only.
+    NotNumeric {
+        kind: Kind,
+    },
+    Host(E),
+}
+
+impl<E> From<E> for Refusal<E> {
+    fn from(error: E) -> Self {
+        Refusal::Host(error)
+    }
+}
+
+/// What only the host can do.
+pub trait Ops<V> {
+    type Error;
+    /// `a + b` where Rust cannot add them exactly.
+    fn add(&mut self, a: Number<V>, b: Number<V>) -> Result<Number<V>, Self::Error>;
+    /// How `a` compares to `b` where Rust cannot tell.
+    fn compare(&mut self, a: &Input<V>, b: &Input<V>) -> Result<Ordering, Self::Error>;
+    /// A custom aggregator's initial accumulator.
+    fn initial(&mut self, part: usize) -> Result<V, Self::Error>;
+    /// A custom aggregator's `add(acc, value)`.
+    fn add_custom(&mut self, part: usize, acc: &V, value: &Input<V>) -> Result<V, Self::Error>;
+    /// A custom aggregator's `merge(a, b)`.
+    fn merge_custom(&mut self, part: usize, a: &V, b: &V) -> Result<V, Self::Error>;
+}
+
+fn native_compare<V>(a: &Input<V>, b: &Input<V>) -> Option<Ordering> {
+    match (a, b) {
+        (Input::Int(a), Input::Int(b)) => Some(a.cmp(b)),
+        (Input::Float(a), Input::Float(b)) => a.partial_cmp(b),
+        (Input::Int(a), Input::Float(b)) => compare_int_float(*a, *b),
+        (Input::Float(a), Input::Int(b)) => compare_int_float(*b, *a).map(Ordering::reverse),
+        _ => None,
+    }
+}
+
+/// Exactly, as Ruby compares an Integer with a Float; `None` for NaN.
+fn compare_int_float(int: i64, float: f64) -> Option<Ordering> {
+    if float.is_nan() {
+        return None;
+    }
+    // 2**63 as f64 is exact; every f64 at or past it is above any i64.
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    if float >= TWO_POW_63 {
+        return Some(Ordering::Less);
+    }
+    if float < -TWO_POW_63 {
+        return Some(Ordering::Greater);
+    }
+    let whole = float.trunc();
+    // In range and whole: the conversion is exact.
+    #[allow(clippy::cast_possible_truncation)]
+    let whole_int = whole as i64;
+    Some(int.cmp(&whole_int).then_with(|| {
+        let fraction = float - whole;
+        0.0_f64.partial_cmp(&fraction).unwrap_or(Ordering::Equal)
+    }))
+}
+
+fn number_of<V>(input: Input<V>) -> Number<V>
+where
+    V: Clone,
+{
+    match input {
+        Input::Int(int) => Number::Int(i128::from(int)),
+        Input::Float(float) => Number::Float(float),
+        Input::Numeric(value) | Input::Object(value) => Number::Host(value),
+        Input::Nil => Number::Int(0),
+    }
+}
+
+/// Adds, in Rust when that is exact: Integer + Float is a Float, as in Ruby.
+fn add_numbers<V, O: Ops<V>>(
+    a: Number<V>,
+    b: Number<V>,
+    ops: &mut O,
+) -> Result<Number<V>, O::Error> {
+    #[allow(clippy::cast_precision_loss)]
+    match (a, b) {
+        (Number::Int(a), Number::Int(b)) => match a.checked_add(b) {
+            Some(sum) => Ok(Number::Int(sum)),
+            None => ops.add(Number::Int(a), Number::Int(b)),
+        },
+        (Number::Float(a), Number::Float(b)) => Ok(Number::Float(a + b)),
+        (Number::Int(a), Number::Float(b)) => Ok(Number::Float(a as f64 + b)),
+        (Number::Float(a), Number::Int(b)) => Ok(Number::Float(a + b as f64)),
+        (a, b) => ops.add(a, b),
+    }
+}
+
+fn number_needs_ops<V>(sum: &Number<V>, input: &Input<V>) -> bool {
+    match (sum, input) {
+        (_, Input::Nil) => false,
+        (Number::Host(_), _) | (_, Input::Numeric(_) | Input::Object(_)) => true,
+        (Number::Int(sum), Input::Int(int)) => sum.checked_add(i128::from(*int)).is_none(),
+        _ => false,
+    }
+}
+
+fn numeric<V, E>(kind: Kind, input: &Input<V>) -> Result<(), Refusal<E>> {
+    match input {
+        Input::Object(_) => Err(Refusal::NotNumeric { kind }),
+        _ => Ok(()),
+    }
+}
+
+/// Whether `candidate` replaces `held` as the extreme: strictly beyond it,
+/// so that equal values keep the earlier arrival.
+fn beyond<V: Clone, O: Ops<V>>(
+    held: &Input<V>,
+    candidate: &Input<V>,
+    want: Ordering,
+    ops: &mut O,
+) -> Result<bool, O::Error> {
+    let order = match native_compare(candidate, held) {
+        Some(order) => order,
+        None => ops.compare(candidate, held)?,
+    };
+    Ok(order == want)
+}
+
+impl<V: Clone> Accumulator<V> {
+    /// A fresh accumulator for `part` (the `index`th of its aggregation).
+    pub fn initial<O: Ops<V>>(part: Part, index: usize, ops: &mut O) -> Result<Self, O::Error> {
+        Ok(match part.kind {
+            Kind::Count => Accumulator::Count(0),
+            Kind::Sum => Accumulator::Sum(Number::Int(0)),
+            Kind::Min => Accumulator::Min(None),
+            Kind::Max => Accumulator::Max(None),
+            Kind::Mean => Accumulator::Mean {
+                sum: Number::Int(0),
+                count: 0,
+            },
+            Kind::Collect => Accumulator::Collect(Vec::new()),
+            Kind::First => Accumulator::First(None),
+            Kind::Last => Accumulator::Last(None),
+            Kind::Custom => Accumulator::Custom(ops.initial(index)?),
+        })
+    }
+
+    /// Whether creating one for `part` needs the host.
+    #[must_use]
+    pub fn initial_needs_ops(part: Part) -> bool {
+        part.kind == Kind::Custom
+    }
+
+    /// Whether adding `input` needs the host.
+    #[must_use]
+    pub fn needs_ops(&self, input: &Input<V>) -> bool {
+        match self {
+            Accumulator::Count(_) | Accumulator::Collect(_) => false,
+            Accumulator::First(_) | Accumulator::Last(_) => false,
+            Accumulator::Sum(sum) | Accumulator::Mean { sum, .. } => number_needs_ops(sum, input),
+            Accumulator::Min(held) | Accumulator::Max(held) => match held {
+                Some(held) if !input.is_nil() => native_compare(input, held).is_none(),
+                _ => false,
+            },
+            Accumulator::Custom(_) => true,
+        }
+    }
+
+    /// Checks `input` as [`Accumulator::add`] would, without adding it.
+    pub fn check<E>(&self, input: &Input<V>) -> Result<(), Refusal<E>> {
+        match self {
+            Accumulator::Sum(_) => numeric(Kind::Sum, input),
+            Accumulator::Mean { .. } => numeric(Kind::Mean, input),
+            _ => Ok(()),
+        }
+    }
+
+    /// Takes in one event's input for `part` (the `index`th). On error the
+    /// accumulator is unchanged.
+    pub fn add<O: Ops<V>>(
+        &mut self,
+        part: Part,
+        index: usize,
+        timestamp: u64,
+        input: &Input<V>,
+        ops: &mut O,
+    ) -> Result<(), Refusal<O::Error>> {
+        self.check(input)?;
+        match self {
+            Accumulator::Count(count) => {
+                if !(part.reads_field && input.is_nil()) {
+                    *count += 1;
+                }
+            }
+            Accumulator::Sum(sum) => {
+                if !input.is_nil() {
+                    *sum = add_numbers(sum.clone(), number_of(input.clone()), ops)?;
+                }
+            }
+            Accumulator::Mean { sum, count } => {
+                if !input.is_nil() {
+                    *sum = add_numbers(sum.clone(), number_of(input.clone()), ops)?;
+                    *count += 1;
+                }
+            }
+            Accumulator::Min(held) => extreme(held, input, Ordering::Less, ops)?,
+            Accumulator::Max(held) => extreme(held, input, Ordering::Greater, ops)?,
+            Accumulator::Collect(inputs) => {
+                let at = inputs.partition_point(|held| held.timestamp <= timestamp);
+                inputs.insert(
+                    at,
+                    Stamped {
+                        timestamp,
+                        input: input.clone(),
+                    },
+                );
+            }
+            Accumulator::First(held) => {
+                if held.as_ref().is_none_or(|held| timestamp < held.timestamp) {
+                    *held = Some(Stamped {
+                        timestamp,
+                        input: input.clone(),
+                    });
+                }
+            }
+            Accumulator::Last(held) => {
+                if held.as_ref().is_none_or(|held| timestamp >= held.timestamp) {
+                    *held = Some(Stamped {
+                        timestamp,
+                        input: input.clone(),
+                    });
+                }
+            }
+            Accumulator::Custom(acc) => *acc = ops.add_custom(index, acc, input)?,
+        }
+        Ok(())
+    }
+
+    /// Combines `self` with `later`, whose events all come after `self`'s in
+    /// event time (adjacent panes, sessions being bridged).
+    pub fn merge<O: Ops<V>>(
+        self,
+        later: Self,
+        index: usize,
+        ops: &mut O,
+    ) -> Result<Self, O::Error> {
+        Ok(match (self, later) {
+            (Accumulator::Count(a), Accumulator::Count(b)) => Accumulator::Count(a + b),
+            (Accumulator::Sum(a), Accumulator::Sum(b)) => Accumulator::Sum(add_numbers(a, b, ops)?),
+            (Accumulator::Mean { sum: a, count: m }, Accumulator::Mean { sum: b, count: n }) => {
+                Accumulator::Mean {
+                    sum: add_numbers(a, b, ops)?,
+                    count: m + n,
+                }
+            }
+            (Accumulator::Min(a), Accumulator::Min(b)) => {
+                Accumulator::Min(merge_extreme(a, b, Ordering::Less, ops)?)
+            }
+            (Accumulator::Max(a), Accumulator::Max(b)) => {
+                Accumulator::Max(merge_extreme(a, b, Ordering::Greater, ops)?)
+            }
+            (Accumulator::Collect(mut a), Accumulator::Collect(b)) => {
+                a.extend(b);
+                Accumulator::Collect(a)
+            }
+            (Accumulator::First(a), Accumulator::First(b)) => Accumulator::First(a.or(b)),
+            (Accumulator::Last(a), Accumulator::Last(b)) => Accumulator::Last(b.or(a)),
+            (Accumulator::Custom(a), Accumulator::Custom(b)) => {
+                Accumulator::Custom(ops.merge_custom(index, &a, &b)?)
+            }
+            (held, _) => {
+                debug_assert!(false, "merged accumulators of different aggregators");
+                held
+            }
+        })
+    }
+
+    /// Whether merging `self` with `later` needs the host.
+    #[must_use]
+    pub fn merge_needs_ops(&self, later: &Self) -> bool {
+        match (self, later) {
+            (Accumulator::Sum(a) | Accumulator::Mean { sum: a, .. }, Accumulator::Sum(b))
+            | (
+                Accumulator::Sum(a) | Accumulator::Mean { sum: a, .. },
+                Accumulator::Mean { sum: b, .. },
+            ) => !matches!(
+                (a, b),
+                (
+                    Number::Int(_) | Number::Float(_),
+                    Number::Int(_) | Number::Float(_)
+                )
+            ),
+            (Accumulator::Min(Some(a)), Accumulator::Min(Some(b)))
+            | (Accumulator::Max(Some(a)), Accumulator::Max(Some(b))) => {
+                native_compare(b, a).is_none()
+            }
+            (Accumulator::Custom(_), _) => true,
+            _ => false,
+        }
+    }
+
+    /// The aggregator it belongs to.
+    #[must_use]
+    pub fn kind(&self) -> Kind {
+        match self {
+            Accumulator::Count(_) => Kind::Count,
+            Accumulator::Sum(_) => Kind::Sum,
+            Accumulator::Min(_) => Kind::Min,
+            Accumulator::Max(_) => Kind::Max,
+            Accumulator::Mean { .. } => Kind::Mean,
+            Accumulator::Collect(_) => Kind::Collect,
+            Accumulator::First(_) => Kind::First,
+            Accumulator::Last(_) => Kind::Last,
+            Accumulator::Custom(_) => Kind::Custom,
+        }
+    }
+
+    /// Whether a restored accumulator could have been built from events in
+    /// `first..=last`: timestamps inside, inputs in event-time order.
+    #[must_use]
+    pub fn fits(&self, first: u64, last: u64) -> bool {
+        let inside = |timestamp: u64| (first..=last).contains(&timestamp);
+        match self {
+            Accumulator::Collect(inputs) => {
+                inputs.iter().all(|held| inside(held.timestamp))
+                    && inputs
+                        .windows(2)
+                        .all(|pair| pair[0].timestamp <= pair[1].timestamp)
+            }
+            Accumulator::First(held) | Accumulator::Last(held) => {
+                held.as_ref().is_none_or(|held| inside(held.timestamp))
+            }
+            Accumulator::Mean { sum, count: 0 } => matches!(sum, Number::Int(0)),
+            _ => true,
+        }
+    }
+
+    /// Every host object it holds.
+    pub fn each_object(&self, f: &mut dyn FnMut(&V)) {
+        let mut input = |input: &Input<V>| {
+            if let Some(object) = input.object() {
+                f(object);
+            }
+        };
+        match self {
+            Accumulator::Count(_) => {}
+            Accumulator::Sum(sum) | Accumulator::Mean { sum, .. } => {
+                if let Number::Host(value) = sum {
+                    f(value);
+                }
+            }
+            Accumulator::Min(held) | Accumulator::Max(held) => held.iter().for_each(input),
+            Accumulator::Collect(inputs) => inputs.iter().for_each(|held| input(&held.input)),
+            Accumulator::First(held) | Accumulator::Last(held) => {
+                held.iter().for_each(|held| input(&held.input));
+            }
+            Accumulator::Custom(acc) => f(acc),
+        }
+    }
+
+    /// Bytes it holds on the heap.
+    #[must_use]
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Accumulator::Collect(inputs) => inputs.capacity() * std::mem::size_of::<Stamped<V>>(),
+            _ => 0,
+        }
+    }
+}
+
+fn extreme<V: Clone, O: Ops<V>>(
+    held: &mut Option<Input<V>>,
+    input: &Input<V>,
+    want: Ordering,
+    ops: &mut O,
+) -> Result<(), O::Error> {
+    if input.is_nil() {
+        return Ok(());
+    }
+    let replace = match held {
+        None => true,
+        Some(held) => beyond(held, input, want, ops)?,
+    };
+    if replace {
+        *held = Some(input.clone());
+    }
+    Ok(())
+}
+
+fn merge_extreme<V: Clone, O: Ops<V>>(
+    earlier: Option<Input<V>>,
+    later: Option<Input<V>>,
+    want: Ordering,
+    ops: &mut O,
+) -> Result<Option<Input<V>>, O::Error> {
+    Ok(match (earlier, later) {
+        (Some(a), Some(b)) => {
+            if beyond(&a, &b, want, ops)? {
+                Some(b)
+            } else {
+                Some(a)
+            }
+        }
+        (a, b) => a.or(b),
+    })
+}
+
+/// The accumulators of one window or session, one per part.
+pub type Accumulators<V> = Vec<Accumulator<V>>;
+
+/// What a tracker aggregates: its parts, in the order results list them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Aggregation {
+    parts: Vec<Part>,
+}
+
+impl Aggregation {
+    #[must_use]
+    pub fn new(parts: Vec<Part>) -> Aggregation {
+        Aggregation { parts }
+    }
+
+    #[must_use]
+    pub fn parts(&self) -> &[Part] {
+        &self.parts
+    }
+
+    /// Whether any part needs `merge` (custom ones run the host's).
+    #[must_use]
+    pub fn has_custom(&self) -> bool {
+        self.parts.iter().any(|part| part.kind == Kind::Custom)
+    }
+
+    /// Fresh accumulators.
+    pub fn initial<V: Clone, O: Ops<V>>(&self, ops: &mut O) -> Result<Accumulators<V>, O::Error> {
+        self.parts
+            .iter()
+            .enumerate()
+            .map(|(index, part)| Accumulator::initial(*part, index, ops))
+            .collect()
+    }
+
+    /// Whether a fresh window taking `inputs` needs the host: to make a
+    /// custom accumulator, or to add an input Rust cannot.
+    #[must_use]
+    pub fn fresh_needs_ops<V: Clone>(&self, inputs: &[Input<V>]) -> bool {
+        self.has_custom()
+            || self
+                .initial::<V, NoOps>(&mut NoOps)
+                .map_or(true, |fresh| self.add_needs_ops(&fresh, inputs))
+    }
+
+    /// Whether adding `inputs` (one per part) to `accs` needs the host.
+    #[must_use]
+    pub fn add_needs_ops<V: Clone>(&self, accs: &[Accumulator<V>], inputs: &[Input<V>]) -> bool {
+        accs.iter()
+            .zip(inputs)
+            .any(|(acc, input)| acc.needs_ops(input))
+    }
+
+    /// Checks `inputs` against every part, as adding them would.
+    pub fn check<V: Clone, E>(
+        &self,
+        accs: &[Accumulator<V>],
+        inputs: &[Input<V>],
+    ) -> Result<(), Refusal<E>> {
+        accs.iter()
+            .zip(inputs)
+            .try_for_each(|(acc, input)| acc.check(input))
+    }
+
+    /// Adds one event to `accs`. All inputs are checked first; an error from
+    /// the host may leave `accs` part-updated, so callers that let the host
+    /// run add to a copy.
+    pub fn add<V: Clone, O: Ops<V>>(
+        &self,
+        accs: &mut [Accumulator<V>],
+        timestamp: u64,
+        inputs: &[Input<V>],
+        ops: &mut O,
+    ) -> Result<(), Refusal<O::Error>> {
+        self.check(accs, inputs)?;
+        for (index, ((acc, input), part)) in
+            accs.iter_mut().zip(inputs).zip(&self.parts).enumerate()
+        {
+            acc.add(*part, index, timestamp, input, ops)?;
+        }
+        Ok(())
+    }
+
+    /// Merges `earlier` with `later` (all of whose events come after).
+    pub fn merge<V: Clone, O: Ops<V>>(
+        &self,
+        earlier: Accumulators<V>,
+        later: Accumulators<V>,
+        ops: &mut O,
+    ) -> Result<Accumulators<V>, O::Error> {
+        earlier
+            .into_iter()
+            .zip(later)
+            .enumerate()
+            .map(|(index, (a, b))| a.merge(b, index, ops))
+            .collect()
+    }
+
+    /// Whether restored `accs` belong to this aggregation and could have
+    /// been built from events in `first..=last`.
+    #[must_use]
+    pub fn fits<V: Clone>(&self, accs: &[Accumulator<V>], first: u64, last: u64) -> bool {
+        accs.len() == self.parts.len()
+            && accs
+                .iter()
+                .zip(&self.parts)
+                .all(|(acc, part)| acc.kind() == part.kind && acc.fits(first, last))
+    }
+
+    /// Whether merging needs the host.
+    #[must_use]
+    pub fn merge_needs_ops<V: Clone>(
+        &self,
+        earlier: &[Accumulator<V>],
+        later: &[Accumulator<V>],
+    ) -> bool {
+        earlier.iter().zip(later).any(|(a, b)| a.merge_needs_ops(b))
+    }
+}
+
+/// An [`Ops`] for steps known not to need the host: every call is a bug.
+pub struct NoOps;
+
+/// Returned by [`NoOps`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NeedsHost;
+
+impl<V> Ops<V> for NoOps {
+    type Error = NeedsHost;
+
+    fn add(&mut self, _: Number<V>, _: Number<V>) -> Result<Number<V>, NeedsHost> {
+        Err(NeedsHost)
+    }
+
+    fn compare(&mut self, _: &Input<V>, _: &Input<V>) -> Result<Ordering, NeedsHost> {
+        Err(NeedsHost)
+    }
+
+    fn initial(&mut self, _: usize) -> Result<V, NeedsHost> {
+        Err(NeedsHost)
+    }
+
+    fn add_custom(&mut self, _: usize, _: &V, _: &Input<V>) -> Result<V, NeedsHost> {
+        Err(NeedsHost)
+    }
+
+    fn merge_custom(&mut self, _: usize, _: &V, _: &V) -> Result<V, NeedsHost> {
+        Err(NeedsHost)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(kind: Kind) -> Part {
+        Part {
+            kind,
+            reads_field: false,
+        }
+    }
+
+    fn add(acc: &mut Accumulator<u8>, kind: Kind, timestamp: u64, input: Input<u8>) {
+        assert!(!acc.needs_ops(&input));
+        acc.add(part(kind), 0, timestamp, &input, &mut NoOps)
+            .unwrap();
+    }
+
+    #[test]
+    fn sums_stay_exact_past_64_bits() {
+        let mut acc = Accumulator::initial(part(Kind::Sum), 0, &mut NoOps).unwrap();
+        for _ in 0..4 {
+            add(&mut acc, Kind::Sum, 1, Input::Int(i64::MAX));
+        }
+        assert_eq!(acc, Accumulator::Sum(Number::Int(4 * i128::from(i64::MAX))));
+        add(&mut acc, Kind::Sum, 1, Input::Nil);
+        add(&mut acc, Kind::Sum, 1, Input::Float(0.5));
+        assert!(matches!(acc, Accumulator::Sum(Number::Float(_))));
+    }
+
+    #[test]
+    fn collect_orders_by_time_then_arrival() {
+        let mut acc = Accumulator::Collect(Vec::new());
+        add(&mut acc, Kind::Collect, 5, Input::Int(1));
+        add(&mut acc, Kind::Collect, 3, Input::Int(2));
+        add(&mut acc, Kind::Collect, 5, Input::Int(3));
+        let Accumulator::Collect(inputs) = acc else {
+            panic!()
+        };
+        let got: Vec<_> = inputs.into_iter().map(|held| held.input).collect();
+        assert_eq!(got, vec![Input::Int(2), Input::Int(1), Input::Int(3)]);
+    }
+
+    #[test]
+    fn first_and_last_break_ties_by_arrival() {
+        let mut first = Accumulator::First(None);
+        let mut last = Accumulator::Last(None);
+        for (ts, value) in [(5, 1), (5, 2), (7, 3), (7, 4)] {
+            add(&mut first, Kind::First, ts, Input::Int(value));
+            add(&mut last, Kind::Last, ts, Input::Int(value));
+        }
+        assert_eq!(
+            first,
+            Accumulator::First(Some(Stamped {
+                timestamp: 5,
+                input: Input::Int(1)
+            }))
+        );
+        assert_eq!(
+            last,
+            Accumulator::Last(Some(Stamped {
+                timestamp: 7,
+                input: Input::Int(4)
+            }))
+        );
+    }
+
+    #[test]
+    fn min_max_compare_integers_and_floats_exactly() {
+        assert_eq!(
+            compare_int_float(i64::MAX, 9.223_372_036_854_776e18),
+            Some(Ordering::Less)
+        );
+        assert_eq!(compare_int_float(3, 3.0), Some(Ordering::Equal));
+        assert_eq!(compare_int_float(3, 2.5), Some(Ordering::Greater));
+        assert_eq!(compare_int_float(-3, -2.5), Some(Ordering::Less));
+        assert_eq!(compare_int_float(-3, -3.5), Some(Ordering::Greater));
+        assert_eq!(compare_int_float(1, f64::NAN), None);
+        let mut acc = Accumulator::Min(None);
+        add(&mut acc, Kind::Min, 1, Input::Int(3));
+        add(&mut acc, Kind::Min, 1, Input::Float(2.5));
+        add(&mut acc, Kind::Min, 1, Input::Int(7));
+        assert_eq!(acc, Accumulator::Min(Some(Input::Float(2.5))));
+        assert!(acc.needs_ops(&Input::Object(0)));
+    }
+
+    #[test]
+    fn sums_refuse_objects() {
+        let acc: Accumulator<u8> = Accumulator::Sum(Number::Int(0));
+        assert_eq!(
+            acc.check::<()>(&Input::Object(1)),
+            Err(Refusal::NotNumeric { kind: Kind::Sum })
+        );
+    }
+}

@@ -1,0 +1,121 @@
+//! What the aggregating trackers (windows, sessions) share, so that a
+//! binding drives them all one way: plan an event, apply it alone or with
+//! accumulators the host computed, hand results over.
+
+use crate::aggregate::{Accumulators, Aggregation, Input, Ops, Refusal};
+use crate::error::{Error, Result};
+use crate::event_clock::EventClock;
+use crate::key_slots::{KeyLookup, KeySlot};
+
+/// Where an event goes, worked out before anything changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Planned<P> {
+    /// Into the tracker, as `P` says.
+    Go(P),
+    /// Every window or session it could join has closed.
+    Late { watermark: u64 },
+    /// No window holds it (it is before the windows' offset).
+    Nowhere,
+}
+
+/// A window or session handed over: `[start, end)` for windows, first and
+/// last event for sessions.
+#[derive(Debug, Clone)]
+pub struct Handover<K, V> {
+    pub key: K,
+    pub start: u64,
+    pub end: u64,
+    pub accs: Accumulators<V>,
+}
+
+/// Every held key with its windows: start, end (or last event), accumulators.
+pub type Checkpoint<'a, K, V> = Vec<(&'a K, Vec<(u64, u64, &'a Accumulators<V>)>)>;
+
+/// A keyed tracker whose windows carry accumulators.
+pub trait Aggregating<K, V>: KeyLookup<Key = K> {
+    type Plan: Copy + PartialEq;
+
+    fn aggregation(&self) -> &Aggregation;
+    fn clock(&self) -> &EventClock;
+    fn late_count(&self) -> u64;
+    /// Windows (or sessions) held.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn key_count(&self) -> usize;
+    fn heap_bytes(&self) -> usize;
+
+    /// Where an event at `timestamp` for the key at `slot` goes; refused if
+    /// it would break a limit.
+    fn plan(&self, slot: Option<KeySlot>, timestamp: u64) -> Result<Planned<Self::Plan>>;
+    /// Counts a late event, whatever the caller then does with it.
+    fn count_late(&mut self);
+    /// Whether applying the event needs the host.
+    fn needs_ops(&self, slot: Option<KeySlot>, plan: Self::Plan, inputs: &[Input<V>]) -> bool;
+    /// Copies of the accumulators the event starts from.
+    fn planned_accs(&self, slot: Option<KeySlot>, plan: Self::Plan)
+        -> Vec<Option<Accumulators<V>>>;
+    /// The accumulators after the event, from [`Aggregating::planned_accs`]
+    /// and the tracker's `aggregation`; reads nothing else of the tracker,
+    /// so a binding can run it with the tracker free.
+    fn compute<O: Ops<V>>(
+        aggregation: &Aggregation,
+        plan: Self::Plan,
+        planned: Vec<Option<Accumulators<V>>>,
+        timestamp: u64,
+        inputs: &[Input<V>],
+        ops: &mut O,
+    ) -> std::result::Result<Vec<Accumulators<V>>, Refusal<O::Error>>;
+    /// Applies an event that needs no host.
+    fn apply(
+        &mut self,
+        slot: Option<KeySlot>,
+        hash: u64,
+        key: impl FnOnce() -> K,
+        timestamp: u64,
+        plan: Self::Plan,
+        inputs: &[Input<V>],
+    ) -> std::result::Result<KeySlot, Refusal<Error>>;
+    /// Applies an event with accumulators from [`Aggregating::compute`], the
+    /// tracker unchanged since the plan.
+    fn apply_computed(
+        &mut self,
+        slot: Option<KeySlot>,
+        hash: u64,
+        key: impl FnOnce() -> K,
+        timestamp: u64,
+        plan: Self::Plan,
+        computed: Vec<Accumulators<V>>,
+    ) -> Result<KeySlot>;
+    /// Moves a manual clock forward: whether it moved; `None` for a stream clock.
+    fn advance(&mut self, time: u64) -> Option<bool>;
+    /// The window that closes first, removed; only a closed one if `closed_only`.
+    fn take(&mut self, closed_only: bool) -> Option<Handover<K, V>>;
+    /// A key's windows that have not closed, oldest first.
+    fn open_of(&self, slot: KeySlot) -> Vec<(u64, u64, &Accumulators<V>)>;
+    /// Every held key and accumulator, for marking.
+    fn each_held(&self, f: &mut dyn FnMut(&K, &Accumulators<V>));
+    /// Every held key, for marking.
+    fn each_key(&self, f: &mut dyn FnMut(&K));
+
+    /// Every held key in the order keys started being held, each with its
+    /// windows (start, end or last event, accumulators) oldest first: what
+    /// a checkpoint holds.
+    fn checkpoint(&self) -> Checkpoint<'_, K, V>;
+    /// Adds one window of a checkpoint for the key at `slot` (or a new key
+    /// made by `key`, held under `hash`); a key's windows come oldest first.
+    fn restore(
+        &mut self,
+        slot: Option<KeySlot>,
+        hash: u64,
+        key: impl FnOnce() -> K,
+        window: (u64, u64),
+        accs: Accumulators<V>,
+    ) -> Result<KeySlot>;
+    /// Checks what [`Aggregating::restore`] gave as untrusted input and
+    /// makes the tracker ready.
+    fn finish_restore(&mut self) -> Result<()>;
+    /// Sets what a checkpoint says of the clock and late events.
+    fn restore_counts(&mut self, time: Option<u64>, late_count: u64);
+}

@@ -1,0 +1,145 @@
+//! The watermark of the aggregating trackers: stream time (the largest
+//! timestamp seen) or a value the caller advances, less the grace period.
+
+use crate::watermark::Watermark;
+
+/// Where the time a watermark trails comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockMode {
+    /// The largest timestamp added, as Kafka Streams and Quix keep it.
+    Stream,
+    /// What `advance` last set, for input merged from several sources.
+    Manual,
+}
+
+/// How far behind that time the watermark sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trail {
+    /// Windows: the watermark is time - grace, saturating at 0. A window
+    /// `[start, end)` closes once `end <= watermark`.
+    Windows,
+    /// Sessions: late means at or below the watermark, so under stream time
+    /// the watermark trails by one more tick and an event at the stream
+    /// time is never late; it is unset until there is room.
+    Sessions,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventClock {
+    mode: ClockMode,
+    trail: Trail,
+    grace: u64,
+    time: Watermark,
+}
+
+impl EventClock {
+    #[must_use]
+    pub fn new(mode: ClockMode, trail: Trail, grace: u64, time: Option<u64>) -> EventClock {
+        EventClock {
+            mode,
+            trail,
+            grace,
+            time: Watermark::new(time),
+        }
+    }
+
+    #[must_use]
+    pub fn mode(&self) -> ClockMode {
+        self.mode
+    }
+
+    #[must_use]
+    pub fn grace(&self) -> u64 {
+        self.grace
+    }
+
+    /// Stream time, or the value last advanced to.
+    #[must_use]
+    pub fn time(&self) -> Option<u64> {
+        self.time.value()
+    }
+
+    #[must_use]
+    pub fn watermark(&self) -> Option<u64> {
+        self.watermark_at(self.time.value())
+    }
+
+    /// The watermark once an event at `timestamp` is seen.
+    #[must_use]
+    pub fn watermark_after(&self, timestamp: u64) -> Option<u64> {
+        match self.mode {
+            ClockMode::Stream => {
+                let time = self
+                    .time
+                    .value()
+                    .map_or(timestamp, |time| time.max(timestamp));
+                self.watermark_at(Some(time))
+            }
+            ClockMode::Manual => self.watermark(),
+        }
+    }
+
+    fn watermark_at(&self, time: Option<u64>) -> Option<u64> {
+        let time = time?;
+        match (self.trail, self.mode) {
+            (Trail::Windows, _) => Some(time.saturating_sub(self.grace)),
+            (Trail::Sessions, ClockMode::Stream) => time.checked_sub(self.grace)?.checked_sub(1),
+            (Trail::Sessions, ClockMode::Manual) => time.checked_sub(self.grace),
+        }
+    }
+
+    /// The same clock at `time` (a checkpoint's).
+    #[must_use]
+    pub fn at(self, time: Option<u64>) -> EventClock {
+        EventClock {
+            time: Watermark::new(time),
+            ..self
+        }
+    }
+
+    /// Records an event that was applied.
+    pub fn observe(&mut self, timestamp: u64) {
+        if self.mode == ClockMode::Stream {
+            self.time.advance(timestamp);
+        }
+    }
+
+    /// Moves the manual time forward; says whether it moved. Stream clocks
+    /// follow events only: `None`.
+    pub fn advance(&mut self, time: u64) -> Option<bool> {
+        match self.mode {
+            ClockMode::Stream => None,
+            ClockMode::Manual => Some(self.time.advance(time)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_trail_stream_time_by_grace_saturating() {
+        let mut clock = EventClock::new(ClockMode::Stream, Trail::Windows, 10, None);
+        assert_eq!(clock.watermark(), None);
+        assert_eq!(clock.watermark_after(4), Some(0));
+        clock.observe(25);
+        clock.observe(20);
+        assert_eq!(clock.watermark(), Some(15));
+        assert_eq!(clock.advance(100), None);
+    }
+
+    #[test]
+    fn sessions_trail_one_tick_more_under_stream_time() {
+        let mut clock = EventClock::new(ClockMode::Stream, Trail::Sessions, 0, None);
+        assert_eq!(clock.watermark_after(0), None);
+        clock.observe(10);
+        assert_eq!(clock.watermark(), Some(9));
+        let mut manual = EventClock::new(ClockMode::Manual, Trail::Sessions, 2, None);
+        assert_eq!(manual.advance(1), Some(true));
+        assert_eq!(manual.watermark(), None);
+        assert_eq!(manual.advance(5), Some(true));
+        assert_eq!(manual.watermark(), Some(3));
+        assert_eq!(manual.watermark_after(100), Some(3));
+    }
+}

@@ -1,0 +1,384 @@
+//! Sessions per key that carry their accumulators: [`KeyedSessions`] for
+//! the spans, closing order and limits, under an [`EventClock`], with one
+//! set of accumulators per held session. A growing session adds to its
+//! accumulators; two sessions bridged by an event merge theirs.
+
+use crate::aggregate::{Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
+use crate::aggregating::{Aggregating, Checkpoint, Handover, Planned};
+use crate::error::{Error, Result};
+use crate::event_clock::EventClock;
+use crate::key_slots::{KeyLookup, KeySlot};
+use crate::keyed::KeyedSessions;
+use crate::keyed_windows::accs_heap_bytes;
+use crate::span::Span;
+use crate::span_list::Placement;
+
+/// Where an event goes among its key's sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionPlan {
+    placement: Placement,
+    watermark: Option<u64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SessionWindows<K, V> {
+    sessions: KeyedSessions<K>,
+    clock: EventClock,
+    aggregation: Aggregation,
+    /// By key slot: the accumulators of each of its sessions, oldest first.
+    accs: Vec<Vec<Accumulators<V>>>,
+    late_count: u64,
+}
+
+impl<K, V> KeyLookup for SessionWindows<K, V> {
+    type Key = K;
+
+    fn first_with_hash(&self, hash: u64) -> Option<KeySlot> {
+        self.sessions.first_with_hash(hash)
+    }
+
+    fn next_with_same_hash(&self, slot: KeySlot) -> Option<KeySlot> {
+        self.sessions.next_with_same_hash(slot)
+    }
+
+    fn key(&self, slot: KeySlot) -> Option<&K> {
+        self.sessions.key(slot)
+    }
+}
+
+impl<K: Clone, V: Clone> SessionWindows<K, V> {
+    pub fn new(
+        gap: u64,
+        max_sessions: Option<u64>,
+        clock: EventClock,
+        aggregation: Aggregation,
+    ) -> Result<Self> {
+        Ok(SessionWindows {
+            sessions: KeyedSessions::new(gap, max_sessions)?,
+            clock,
+            aggregation,
+            accs: Vec::new(),
+            late_count: 0,
+        })
+    }
+
+    #[must_use]
+    pub fn gap(&self) -> u64 {
+        self.sessions.gap()
+    }
+
+    #[must_use]
+    pub fn max_sessions(&self) -> Option<usize> {
+        self.sessions.max_sessions()
+    }
+
+    fn accs_of(&self, slot: Option<KeySlot>) -> &[Accumulators<V>] {
+        slot.and_then(|slot| self.accs.get(slot.index()))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The accumulators the placement starts from: none for a new session,
+    /// one for an event inside or growing a session, two for a bridge.
+    fn starting(&self, slot: Option<KeySlot>, placement: Placement) -> Vec<&Accumulators<V>> {
+        let accs = self.accs_of(slot);
+        let index = match placement {
+            Placement::Open(_) => return Vec::new(),
+            Placement::Inside(span) => {
+                slot.and_then(|slot| self.sessions.spans(slot).binary_search(&span).ok())
+            }
+            Placement::Grow { index, .. } => Some(index),
+            Placement::Merge { index, .. } => {
+                return accs
+                    .get(index..index + 2)
+                    .map_or_else(Vec::new, |pair| pair.iter().collect())
+            }
+        };
+        index
+            .and_then(|index| accs.get(index))
+            .into_iter()
+            .collect()
+    }
+
+    /// Inserts the event and files `accs` as its session's accumulators.
+    fn commit(
+        &mut self,
+        slot: Option<KeySlot>,
+        hash: u64,
+        key: impl FnOnce() -> K,
+        timestamp: u64,
+        plan: SessionPlan,
+        accs: Accumulators<V>,
+    ) -> Result<KeySlot> {
+        if let Some(watermark) = plan.watermark {
+            self.sessions.advance_watermark(watermark);
+        }
+        let inserted = self.sessions.insert(slot, hash, key, timestamp)?;
+        let slot = inserted.slot;
+        if self.accs.len() <= slot.index() {
+            self.accs.resize_with(slot.index() + 1, Vec::new);
+        }
+        let index = self
+            .sessions
+            .spans(slot)
+            .binary_search(&inserted.insertion.span)
+            .unwrap_or_default();
+        let held = &mut self.accs[slot.index()];
+        match plan.placement {
+            Placement::Open(_) => held.insert(index, accs),
+            Placement::Merge { .. } => {
+                held.remove(index + 1);
+                held[index] = accs;
+            }
+            Placement::Inside(_) | Placement::Grow { .. } => held[index] = accs,
+        }
+        self.clock.observe(timestamp);
+        Ok(slot)
+    }
+}
+
+impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
+    type Plan = SessionPlan;
+
+    fn aggregation(&self) -> &Aggregation {
+        &self.aggregation
+    }
+
+    fn clock(&self) -> &EventClock {
+        &self.clock
+    }
+
+    fn late_count(&self) -> u64 {
+        self.late_count
+    }
+
+    fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    fn key_count(&self) -> usize {
+        self.sessions.key_count()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let accs: usize = self
+            .accs
+            .iter()
+            .map(|held| {
+                held.capacity() * std::mem::size_of::<Accumulators<V>>()
+                    + held.iter().map(accs_heap_bytes).sum::<usize>()
+            })
+            .sum();
+        self.sessions.heap_bytes()
+            + self.accs.capacity() * std::mem::size_of::<Vec<Accumulators<V>>>()
+            + accs
+    }
+
+    fn plan(&self, slot: Option<KeySlot>, timestamp: u64) -> Result<Planned<SessionPlan>> {
+        let watermark = self.clock.watermark_after(timestamp);
+        if let Some(watermark) = watermark.filter(|watermark| timestamp <= *watermark) {
+            return Ok(Planned::Late { watermark });
+        }
+        let placement = self.sessions.placement(slot, timestamp)?;
+        Ok(Planned::Go(SessionPlan {
+            placement,
+            watermark,
+        }))
+    }
+
+    fn count_late(&mut self) {
+        self.late_count += 1;
+    }
+
+    fn needs_ops(&self, slot: Option<KeySlot>, plan: SessionPlan, inputs: &[Input<V>]) -> bool {
+        match self.starting(slot, plan.placement).as_slice() {
+            [] => self.aggregation.fresh_needs_ops(inputs),
+            [one] => self.aggregation.add_needs_ops(one, inputs),
+            [older, newer, ..] => {
+                // Merged first, then added to: a merge with no host call
+                // keeps every number native, so the add can be judged on
+                // the older side's kinds.
+                self.aggregation.merge_needs_ops(older, newer)
+                    || self.aggregation.add_needs_ops(older, inputs)
+                    || self.aggregation.add_needs_ops(newer, inputs)
+            }
+        }
+    }
+
+    fn planned_accs(
+        &self,
+        slot: Option<KeySlot>,
+        plan: SessionPlan,
+    ) -> Vec<Option<Accumulators<V>>> {
+        self.starting(slot, plan.placement)
+            .into_iter()
+            .map(|accs| Some(accs.clone()))
+            .collect()
+    }
+
+    fn compute<O: Ops<V>>(
+        aggregation: &Aggregation,
+        _: SessionPlan,
+        planned: Vec<Option<Accumulators<V>>>,
+        timestamp: u64,
+        inputs: &[Input<V>],
+        ops: &mut O,
+    ) -> std::result::Result<Vec<Accumulators<V>>, Refusal<O::Error>> {
+        let mut starting: Vec<Accumulators<V>> = planned.into_iter().flatten().collect();
+        let mut accs = match (starting.pop(), starting.pop()) {
+            (Some(newer), Some(older)) => aggregation.merge(older, newer, ops)?,
+            (Some(one), None) => one,
+            _ => aggregation.initial(ops)?,
+        };
+        aggregation.add(&mut accs, timestamp, inputs, ops)?;
+        Ok(vec![accs])
+    }
+
+    fn apply(
+        &mut self,
+        slot: Option<KeySlot>,
+        hash: u64,
+        key: impl FnOnce() -> K,
+        timestamp: u64,
+        plan: SessionPlan,
+        inputs: &[Input<V>],
+    ) -> std::result::Result<KeySlot, Refusal<Error>> {
+        let starting: Vec<Accumulators<V>> = self
+            .starting(slot, plan.placement)
+            .into_iter()
+            .cloned()
+            .collect();
+        // Known not to need the host (see needs_ops).
+        let computed = Self::compute(
+            &self.aggregation,
+            plan,
+            starting.into_iter().map(Some).collect(),
+            timestamp,
+            inputs,
+            &mut NoOps,
+        )
+        .map_err(|refused| match refused {
+            Refusal::NotNumeric { kind } => Refusal::NotNumeric { kind },
+            // Unreachable: needs_ops said no host call is needed.
+            Refusal::Host(_) => Refusal::Host(Error::TooManyKeys { limit: 0 }),
+        })?;
+        self.apply_computed(slot, hash, key, timestamp, plan, computed)
+            .map_err(Refusal::Host)
+    }
+
+    fn apply_computed(
+        &mut self,
+        slot: Option<KeySlot>,
+        hash: u64,
+        key: impl FnOnce() -> K,
+        timestamp: u64,
+        plan: SessionPlan,
+        computed: Vec<Accumulators<V>>,
+    ) -> Result<KeySlot> {
+        let accs = computed.into_iter().next().unwrap_or_default();
+        self.commit(slot, hash, key, timestamp, plan, accs)
+    }
+
+    fn advance(&mut self, time: u64) -> Option<bool> {
+        let moved = self.clock.advance(time)?;
+        if let Some(watermark) = self.clock.watermark() {
+            self.sessions.advance_watermark(watermark);
+        }
+        Some(moved)
+    }
+
+    fn take(&mut self, closed_only: bool) -> Option<Handover<K, V>> {
+        let handover = self.sessions.take_first(closed_only)?;
+        let held = self.accs.get_mut(handover.slot.index())?;
+        // A key's sessions close in their own order: this is its first.
+        let accs = if held.is_empty() {
+            Vec::new()
+        } else {
+            held.remove(0)
+        };
+        if handover.released {
+            *held = Vec::new();
+        }
+        Some(Handover {
+            key: handover.key,
+            start: handover.span.first,
+            end: handover.span.last,
+            accs,
+        })
+    }
+
+    fn open_of(&self, slot: KeySlot) -> Vec<(u64, u64, &Accumulators<V>)> {
+        let watermark = self.clock.watermark();
+        let gap = self.sessions.gap();
+        self.sessions
+            .spans(slot)
+            .iter()
+            .zip(self.accs_of(Some(slot)))
+            .filter(|(span, _)| {
+                watermark.is_none_or(|watermark| span.last.saturating_add(gap) > watermark)
+            })
+            .map(|(span, accs)| (span.first, span.last, accs))
+            .collect()
+    }
+
+    fn each_key(&self, f: &mut dyn FnMut(&K)) {
+        self.sessions.held_keys().for_each(f);
+    }
+
+    fn checkpoint(&self) -> Checkpoint<'_, K, V> {
+        self.sessions
+            .slots_in_held_order()
+            .into_iter()
+            .map(|(slot, key)| {
+                let sessions = self
+                    .sessions
+                    .spans(slot)
+                    .iter()
+                    .zip(self.accs_of(Some(slot)))
+                    .map(|(span, accs)| (span.first, span.last, accs))
+                    .collect();
+                (key, sessions)
+            })
+            .collect()
+    }
+
+    fn restore(
+        &mut self,
+        slot: Option<KeySlot>,
+        hash: u64,
+        key: impl FnOnce() -> K,
+        (first, last): (u64, u64),
+        accs: Accumulators<V>,
+    ) -> Result<KeySlot> {
+        if !self.aggregation.fits(&accs, first, last) {
+            return Err(Error::BadAccumulators { start: first });
+        }
+        let slot = self
+            .sessions
+            .restore(slot, hash, key, Span { first, last })?;
+        if self.accs.len() <= slot.index() {
+            self.accs.resize_with(slot.index() + 1, Vec::new);
+        }
+        self.accs[slot.index()].push(accs);
+        Ok(slot)
+    }
+
+    fn finish_restore(&mut self) -> Result<()> {
+        self.sessions.finish_restore()
+    }
+
+    fn restore_counts(&mut self, time: Option<u64>, late_count: u64) {
+        self.clock = self.clock.at(time);
+        if let Some(watermark) = self.clock.watermark() {
+            self.sessions.advance_watermark(watermark);
+        }
+        self.late_count = late_count;
+    }
+
+    fn each_held(&self, f: &mut dyn FnMut(&K, &Accumulators<V>)) {
+        for (slot, key) in self.sessions.held_slots() {
+            for accs in self.accs_of(Some(slot)) {
+                f(key, accs);
+            }
+        }
+    }
+}

@@ -1,0 +1,69 @@
+# frozen_string_literal: true
+
+module WindowMachines
+  # What {HoppingWindows}, {TumblingWindows} and {SessionWindows} share
+  # beyond their native methods: the hand-over loops, and reading a
+  # checkpoint back.
+  module Aggregating
+    # Gives an including class {ClassMethods}.
+    # @param base [Class]
+    # @return [void]
+    def self.included(base)
+      base.extend(ClassMethods)
+    end
+
+    # Reading checkpoints back.
+    module ClassMethods
+      # A tracker from a `to_h` checkpoint (or a JSON round trip of one).
+      # Aggregators are code, not state, so they are given again; the
+      # checkpoint is checked as untrusted input, against them too.
+      # @param checkpoint [Hash]
+      # @param aggregate [Aggregate::Builtin, #initial, Hash] the aggregators
+      #   the checkpoint was made with (a field read as a String after JSON
+      #   is still the field you give here).
+      # @param on_late [:raise, :drop, #call]
+      # @return [self]
+      # @raise [TypeError, ArgumentError, RangeError, CapacityError] for a
+      #   malformed checkpoint, one that does not fit the aggregators, or
+      #   one no sequence of events could have made.
+      def from_h(checkpoint, aggregate:, on_late: :raise)
+        checkpoint = checkpoint.merge(aggregate: aggregate, on_late: on_late) if checkpoint.is_a?(Hash)
+        restore_checkpoint(checkpoint)
+      end
+    end
+
+    # Hands over every closed window (or session), in closing order, and
+    # frees its state.
+    # @yieldparam key [Object]
+    # @yieldparam start [Integer] window start, or a session's first event.
+    # @yieldparam finish [Integer] window end, or a session's last event.
+    # @yieldparam result [Object] the aggregate.
+    # @return [self, Enumerator] self; an Enumerator without a block.
+    # @raise [FrozenError] if the tracker is frozen.
+    def each_closed
+      return enum_for(:each_closed) unless block_given?
+
+      while (closed = take_closed)
+        yield(*closed)
+      end
+      self
+    end
+
+    # Hands over everything still held, closed or not, in closing order:
+    # for the end of input.
+    # @yieldparam key [Object]
+    # @yieldparam start [Integer]
+    # @yieldparam finish [Integer]
+    # @yieldparam result [Object]
+    # @return [self, Enumerator] self; an Enumerator without a block.
+    # @raise [FrozenError] if the tracker is frozen.
+    def flush
+      return enum_for(:flush) unless block_given?
+
+      while (held = take_open)
+        yield(*held)
+      end
+      self
+    end
+  end
+end
