@@ -92,4 +92,14 @@ RSpec.describe WindowMachines::HoppingWindows do
     expect_frozen_error(tracker) { tracker.flush.to_a }
     expect(tracker.current(:k)).to eq([[0, 10, 1], [5, 15, 1]])
   end
+
+  it "holds up to 4,096 windows per event, far past sliding's 32, and refuses more when made" do
+    agg = WindowMachines::Aggregate
+    wide = described_class.new(4096, 1, aggregate: agg::Count.new)
+    expect(wide.add(:k, 5_000)).to be(true)
+    expect(wide.size).to eq(4096)
+    expect(described_class.new(3600, 60, aggregate: agg::Count.new).tap { |h| h.add(:k, 7_200) }.size).to eq(60)
+    expect { described_class.new(4097, 1, aggregate: agg::Count.new) }
+      .to raise_error(WindowMachines::CapacityError, /up to 4097 windows, more than 4096/)
+  end
 end

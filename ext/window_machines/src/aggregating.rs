@@ -10,8 +10,8 @@ use magnus::{
     prelude::*, scan_args::scan_args, value::Opaque, Error, RArray, Ruby, Symbol, TypedData, Value,
 };
 use window_machines_core::{
-    Accumulators, AggregateHandover, Aggregating, ClockMode, Error as CoreError, Input, KeyLookup,
-    KeySlot, Planned, Refusal,
+    Accumulator, Accumulators, AggregateHandover, Aggregating, ClockMode, Error as CoreError,
+    Input, KeyLookup, KeySlot, Planned, Refusal,
 };
 
 use crate::aggregation::{refusal, Held, Keep, RubyAggregation};
@@ -339,21 +339,27 @@ impl<W: Wraps> Methods<W> {
         let this = unfrozen::<W>(ruby, rb_self)?;
         let taken = this.guard().write(ruby, |state| {
             let handover: AggregateHandover<Held, Held> = state.tracker.take(closed_only)?;
-            state.tickets += 1;
-            let ticket = state.tickets;
-            state.in_flight.push((ticket, handover.accs.clone()));
+            // Only accumulators that hold objects need to stay marked.
+            let holds_objects = handover.accs.iter().any(Accumulator::holds_objects);
+            let ticket = holds_objects.then(|| {
+                state.tickets += 1;
+                state.in_flight.push((state.tickets, handover.accs.clone()));
+                state.tickets
+            });
             Some((ticket, handover, Arc::clone(&state.aggregation)))
         })?;
         let Some((ticket, handover, aggregation)) = taken else {
             return Ok(None);
         };
         // The key is a local from here on (the GC's stack scan keeps it);
-        // the accumulators stay marked in `in_flight` until converted.
+        // the accumulators' objects stay marked in `in_flight` until converted.
         let key = ruby.get_inner(handover.key);
         let result = aggregation.result(ruby, &handover.accs);
-        this.guard().write(ruby, |state| {
-            state.in_flight.retain(|(held, _)| *held != ticket)
-        })?;
+        if let Some(ticket) = ticket {
+            this.guard().write(ruby, |state| {
+                state.in_flight.retain(|(held, _)| *held != ticket);
+            })?;
+        }
         Ok(Some(ruby.ary_new_from_values(&[
             key,
             ruby.integer_from_u64(handover.start).as_value(),

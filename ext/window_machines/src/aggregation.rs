@@ -15,6 +15,7 @@ use window_machines_core::{
 
 use crate::convert::entry;
 use crate::errors::{invalid_argument, shown, wrong_type};
+pub use crate::held::Keep;
 
 pub type Held = Opaque<Value>;
 
@@ -234,38 +235,6 @@ impl RubyAggregation {
     }
 }
 
-/// Objects made during a call that no tracker holds yet: kept in a Ruby
-/// Array (made only when needed), which the GC sees.
-#[derive(Default)]
-pub struct Keep(Option<RArray>);
-
-impl Keep {
-    pub fn push(&mut self, ruby: &Ruby, value: Value) -> Result<(), Error> {
-        if rb_sys::SPECIAL_CONST_P(value.as_raw()) {
-            return Ok(());
-        }
-        match self.0 {
-            Some(array) => array.push(value),
-            None => {
-                self.0 = Some(ruby.ary_new_from_values(&[value]));
-                Ok(())
-            }
-        }
-    }
-
-    /// Keeps every object `accs` hold.
-    pub fn accs(&mut self, ruby: &Ruby, accs: &Accumulators<Held>) -> Result<(), Error> {
-        let mut objects = Vec::new();
-        for acc in accs {
-            acc.each_object(&mut |object| objects.push(*object));
-        }
-        // Collected first: the objects are held by the tracker until now.
-        objects
-            .into_iter()
-            .try_for_each(|object| self.push(ruby, ruby.get_inner(object)))
-    }
-}
-
 /// How Rust sees a Ruby value given to an aggregator.
 pub fn input_of(ruby: &Ruby, value: Value) -> Input<Held> {
     let raw = value.as_raw();
@@ -294,16 +263,9 @@ fn input_value(ruby: &Ruby, input: &Input<Held>) -> Value {
     }
 }
 
-fn int_value(ruby: &Ruby, int: i128) -> Result<Value, Error> {
-    match i64::try_from(int) {
-        Ok(small) => Ok(ruby.integer_from_i64(small).as_value()),
-        Err(_) => ruby.str_new(&int.to_string()).funcall("to_i", ()),
-    }
-}
-
 fn number_value(ruby: &Ruby, number: &Number<Held>) -> Result<Value, Error> {
     match number {
-        Number::Int(int) => int_value(ruby, *int),
+        Number::Int(int) => Ok(ruby.integer_from_i64(*int).as_value()),
         Number::Float(float) => Ok(ruby.float_from_f64(*float).as_value()),
         Number::Host(value) => Ok(ruby.get_inner(*value)),
     }
@@ -311,7 +273,7 @@ fn number_value(ruby: &Ruby, number: &Number<Held>) -> Result<Value, Error> {
 
 fn number_of(ruby: &Ruby, value: Value) -> Number<Held> {
     match input_of(ruby, value) {
-        Input::Int(int) => Number::Int(i128::from(int)),
+        Input::Int(int) => Number::Int(int),
         Input::Float(float) => Number::Float(float),
         _ => Number::Host(value.into()),
     }
@@ -455,7 +417,10 @@ impl RubyAggregation {
     pub fn read_state(&self, ruby: &Ruby, state: Value) -> Result<Accumulators<Held>, Error> {
         let parts = self.core.parts();
         let Some(_) = self.names else {
-            return Ok(vec![acc_from_state(ruby, parts[0].kind, state)?]);
+            return parts
+                .iter()
+                .map(|part| acc_from_state(ruby, part.kind, state))
+                .collect();
         };
         let array = RArray::from_value(state)
             .filter(|array| array.len() == parts.len())

@@ -11,9 +11,16 @@
 //!   barrier, and a state replaced wholesale goes through [`hold_all`];
 //! - between reading an object from a Ruby Array or Hash and holding it,
 //!   keeps it only in locals, where the GC's conservative stack scan finds
-//!   and pins it: never in a Rust collection on the heap.
+//!   and pins it, or in a [`Keep`]: never in a Rust collection alone. (A
+//!   Ruby Array would not do: it lets compaction move what it holds, and
+//!   the Rust copy would then point at whatever moves in.)
 
-use magnus::{gc, rb_sys::AsRawValue, value::Opaque, Ruby, Value};
+use std::cell::RefCell;
+
+use magnus::{
+    gc, prelude::*, rb_sys::AsRawValue, typed_data::Obj, value::Opaque, DataTypeFunctions, Error,
+    RModule, Ruby, TypedData, Value,
+};
 
 use crate::guard::Guard;
 
@@ -57,4 +64,67 @@ pub fn hold_all<S: HoldsObjects>(ruby: &Ruby, owner: Value, state: &S) {
     state.each_object(&mut |object| {
         hold(owner, ruby.get_inner(object));
     });
+}
+
+/// Objects a call made or read that no tracker holds yet (a field read from
+/// a value, an accumulator a custom aggregator returned), kept alive and in
+/// place until the call ends. The list lives in a Ruby object made only
+/// when needed; the `Keep` sits on the stack, where the GC's conservative
+/// scan pins that object, and its mark function pins every object listed.
+#[derive(Default)]
+pub struct Keep(Option<Obj<Pins>>);
+
+impl Keep {
+    pub fn push(&mut self, ruby: &Ruby, value: Value) -> Result<(), Error> {
+        if rb_sys::SPECIAL_CONST_P(value.as_raw()) {
+            return Ok(());
+        }
+        let pins = match self.0 {
+            Some(pins) => pins,
+            // Allocates, so it may run the GC: `value` is a local meanwhile.
+            None => *self.0.insert(ruby.obj_wrap(Pins::default())),
+        };
+        pins.0.borrow_mut().push(value.into());
+        Ok(())
+    }
+
+    /// Keeps every object `accs` hold.
+    pub fn accs(
+        &mut self,
+        ruby: &Ruby,
+        accs: &[window_machines_core::Accumulator<Opaque<Value>>],
+    ) -> Result<(), Error> {
+        let mut objects: Vec<Opaque<Value>> = Vec::new();
+        for acc in accs {
+            acc.each_object(&mut |object| objects.push(*object));
+        }
+        // Collected first: the objects are held by the tracker until now,
+        // and the first push may allocate.
+        objects
+            .into_iter()
+            .try_for_each(|object| self.push(ruby, ruby.get_inner(object)))
+    }
+}
+
+/// The list behind a [`Keep`].
+#[derive(TypedData, Default)]
+#[magnus(class = "WindowMachines::Pins", free_immediately, mark)]
+pub struct Pins(RefCell<Vec<Opaque<Value>>>);
+
+impl DataTypeFunctions for Pins {
+    fn mark(&self, marker: &gc::Marker) {
+        // `push` borrows only to append, which neither allocates on Ruby's
+        // heap nor runs Ruby code, so the list is free here.
+        if let Ok(objects) = self.0.try_borrow() {
+            objects.iter().for_each(|object| marker.mark(*object));
+        }
+    }
+}
+
+/// Defines the class of [`Pins`], hidden from users.
+pub fn define(ruby: &Ruby, module: RModule) -> Result<(), Error> {
+    let class = module.define_class("Pins", ruby.class_object())?;
+    class.undef_default_alloc_func();
+    let _: Value = module.funcall("private_constant", (ruby.to_symbol("Pins"),))?;
+    Ok(())
 }

@@ -33,6 +33,7 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     unsafe { rb_sys::rb_ext_ractor_safe(true) };
     let module = ruby.define_module("WindowMachines")?;
     errors::load(module)?;
+    held::define(ruby, module)?;
     windows::define(module)?;
     watermark::define(ruby, module)?;
     sessions::define(ruby, module)?;

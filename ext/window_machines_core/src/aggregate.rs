@@ -39,8 +39,8 @@ impl<V> Input<V> {
 /// A running sum.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Number<V> {
-    /// Exact: no sum of 64-bit inputs a stream can produce overflows it.
-    Int(i128),
+    /// Exact; a sum past 64 bits becomes the host's number.
+    Int(i64),
     Float(f64),
     /// Past what Rust holds: the host's number.
     Host(V),
@@ -197,7 +197,7 @@ where
     V: Clone,
 {
     match input {
-        Input::Int(int) => Number::Int(i128::from(int)),
+        Input::Int(int) => Number::Int(int),
         Input::Float(float) => Number::Float(float),
         Input::Numeric(value) | Input::Object(value) => Number::Host(value),
         Input::Nil => Number::Int(0),
@@ -227,7 +227,7 @@ fn number_needs_ops<V>(sum: &Number<V>, input: &Input<V>) -> bool {
     match (sum, input) {
         (_, Input::Nil) => false,
         (Number::Host(_), _) | (_, Input::Numeric(_) | Input::Object(_)) => true,
-        (Number::Int(sum), Input::Int(int)) => sum.checked_add(i128::from(*int)).is_none(),
+        (Number::Int(sum), Input::Int(int)) => sum.checked_add(*int).is_none(),
         _ => false,
     }
 }
@@ -463,6 +463,14 @@ impl<V: Clone> Accumulator<V> {
         }
     }
 
+    /// Whether it holds any host object.
+    #[must_use]
+    pub fn holds_objects(&self) -> bool {
+        let mut any = false;
+        self.each_object(&mut |_| any = true);
+        any
+    }
+
     /// Every host object it holds.
     pub fn each_object(&self, f: &mut dyn FnMut(&V)) {
         let mut input = |input: &Input<V>| {
@@ -533,8 +541,9 @@ fn merge_extreme<V: Clone, O: Ops<V>>(
     })
 }
 
-/// The accumulators of one window or session, one per part.
-pub type Accumulators<V> = Vec<Accumulator<V>>;
+/// The accumulators of one window or session, one per part: most windows
+/// aggregate one thing, which is then kept inline, with no allocation.
+pub type Accumulators<V> = smallvec::SmallVec<[Accumulator<V>; 1]>;
 
 /// What a tracker aggregates: its parts, in the order results list them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -702,12 +711,13 @@ mod tests {
     }
 
     #[test]
-    fn sums_stay_exact_past_64_bits() {
+    fn sums_hand_past_64_bits_to_the_host() {
         let mut acc = Accumulator::initial(part(Kind::Sum), 0, &mut NoOps).unwrap();
-        for _ in 0..4 {
-            add(&mut acc, Kind::Sum, 1, Input::Int(i64::MAX));
-        }
-        assert_eq!(acc, Accumulator::Sum(Number::Int(4 * i128::from(i64::MAX))));
+        add(&mut acc, Kind::Sum, 1, Input::Int(i64::MAX - 1));
+        add(&mut acc, Kind::Sum, 1, Input::Int(1));
+        assert_eq!(acc, Accumulator::Sum(Number::Int(i64::MAX)));
+        assert!(acc.needs_ops(&Input::Int(1)));
+        assert!(!acc.needs_ops(&Input::Int(-1)));
         add(&mut acc, Kind::Sum, 1, Input::Nil);
         add(&mut acc, Kind::Sum, 1, Input::Float(0.5));
         assert!(matches!(acc, Accumulator::Sum(Number::Float(_))));

@@ -1,15 +1,17 @@
 //! The order held windows close in, across keys, kept without re-indexing
 //! on every event.
 //!
-//! An entry is pushed when a key gains a window (or session) that may close
-//! before everything already queued for it; entries go stale as windows grow,
-//! merge or are handed over, and are skipped when they reach the front. The
-//! tracker that owns the queue says which entries are still live. Stale
-//! entries are dropped wholesale once they outnumber live windows, so memory
+//! A window's end is fixed when it opens, so entries sit in buckets by the
+//! time the watermark must reach: pushing appends to a bucket (the few
+//! distinct ends live in a small ordered map), and a bucket is sorted once,
+//! when it comes due. An entry is pushed when a key gains a window that may
+//! close before everything already queued for it; entries go stale as
+//! windows are handed over, and are skipped when they come due. The tracker
+//! that owns the queue says which entries are still live, and rebuilds the
+//! queue from its live windows once stale entries outnumber them, so memory
 //! follows what is held, not what happened.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::BTreeMap;
 
 use crate::key_slots::KeySlot;
 
@@ -24,14 +26,30 @@ pub struct Closing {
     pub start: u64,
 }
 
+/// The entries that close at one time, in the order pushed until the
+/// bucket comes due; then sorted from `next` on.
+#[derive(Debug, Clone, Default)]
+struct Bucket {
+    entries: Vec<(u64, u64, KeySlot)>,
+    next: usize,
+    sorted: bool,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct ClosingQueue {
-    heap: BinaryHeap<Reverse<(Closing, KeySlot)>>,
+    buckets: BTreeMap<u64, Bucket>,
+    len: usize,
 }
 
 impl ClosingQueue {
     pub fn push(&mut self, closing: Closing, slot: KeySlot) {
-        self.heap.push(Reverse((closing, slot)));
+        let bucket = self.buckets.entry(closing.at).or_default();
+        let entry = (closing.seen, closing.start, slot);
+        if bucket.entries.last().is_some_and(|last| *last > entry) {
+            bucket.sorted = false;
+        }
+        bucket.entries.push(entry);
+        self.len += 1;
     }
 
     /// The first entry that closes at or before `watermark` and that
@@ -42,31 +60,54 @@ impl ClosingQueue {
         mut is_live: impl FnMut(Closing, KeySlot) -> bool,
     ) -> Option<(Closing, KeySlot)> {
         let watermark = watermark?;
-        while let Some(Reverse((closing, slot))) = self.heap.peek().copied() {
-            if closing.at > watermark {
+        loop {
+            let mut due = self.buckets.first_entry()?;
+            let at = *due.key();
+            if at > watermark {
                 return None;
             }
-            self.heap.pop();
-            if is_live(closing, slot) {
-                return Some((closing, slot));
+            let bucket = due.get_mut();
+            if !bucket.sorted {
+                bucket.entries[bucket.next..].sort_unstable();
+                bucket.sorted = true;
             }
+            while let Some(&(seen, start, slot)) = bucket.entries.get(bucket.next) {
+                bucket.next += 1;
+                self.len -= 1;
+                let closing = Closing { at, seen, start };
+                if is_live(closing, slot) {
+                    if bucket.next == bucket.entries.len() {
+                        due.remove();
+                    }
+                    return Some((closing, slot));
+                }
+            }
+            due.remove();
         }
-        None
     }
 
     /// Whether stale entries outnumber the `live` ones enough to rebuild.
     #[must_use]
     pub fn is_mostly_stale(&self, live: usize) -> bool {
-        self.heap.len() > 2 * live + 64
+        self.len > 2 * live + 64
     }
 
     /// Replaces every entry with the live ones.
     pub fn rebuild(&mut self, live: Vec<(Closing, KeySlot)>) {
-        self.heap = live.into_iter().map(Reverse).collect();
+        self.buckets.clear();
+        self.len = 0;
+        for (closing, slot) in live {
+            self.push(closing, slot);
+        }
     }
 
     #[must_use]
     pub fn heap_bytes(&self) -> usize {
-        self.heap.capacity() * std::mem::size_of::<Reverse<(Closing, KeySlot)>>()
+        let entry = std::mem::size_of::<(u64, u64, KeySlot)>();
+        let node = std::mem::size_of::<(u64, Bucket)>();
+        self.buckets
+            .values()
+            .map(|bucket| bucket.entries.capacity() * entry + node)
+            .sum()
     }
 }

@@ -35,6 +35,9 @@ pub enum Error {
     AdvancePastSize { size: u64, advance: u64 },
     /// An offset that is not below the step it shifts.
     OffsetPastStep { offset: u64, step: u64 },
+    /// Hopping windows that would put an event in more windows than a
+    /// tracker keeps accumulators for.
+    TooManyHoppingWindows { size: u64, advance: u64, limit: u64 },
     /// A restored window that does not start where windows start.
     MisalignedWindow { start: u64 },
     /// A key's restored windows out of order or given twice.
@@ -75,7 +78,8 @@ impl Error {
             Error::TooManyWindows { .. }
             | Error::TooManySessions { .. }
             | Error::TooManySpans { .. }
-            | Error::TooManyKeys { .. } => ErrorKind::Capacity,
+            | Error::TooManyKeys { .. }
+            | Error::TooManyHoppingWindows { .. } => ErrorKind::Capacity,
         }
     }
 }
@@ -134,6 +138,15 @@ impl fmt::Display for Error {
             Error::OffsetPastStep { offset, step } => write!(
                 f,
                 "offset must be below the step {step} it shifts windows by, got {offset}"
+            ),
+            Error::TooManyHoppingWindows {
+                size,
+                advance,
+                limit,
+            } => write!(
+                f,
+                "size {size} with advance {advance} puts an event in up to {} windows, more than {limit}",
+                size.div_ceil(advance)
             ),
             Error::MisalignedWindow { start } => {
                 write!(f, "no window starts at {start} (size, advance and offset say otherwise)")

@@ -17,6 +17,10 @@ use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
 use crate::key_slots::{KeyLookup, KeySlot, KeySlots};
 
+/// The most windows one event may fall in: each holds its own accumulators
+/// until panes (slices shared by overlapping windows) replace them.
+pub const MAX_HOPPING_WINDOWS: u64 = 4096;
+
 /// Where windows fall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
@@ -42,6 +46,13 @@ impl Shape {
         }
         if offset >= step {
             return Err(Error::OffsetPastStep { offset, step });
+        }
+        if size.div_ceil(step) > MAX_HOPPING_WINDOWS {
+            return Err(Error::TooManyHoppingWindows {
+                size,
+                advance: step,
+                limit: MAX_HOPPING_WINDOWS,
+            });
         }
         Ok(Shape { size, step, offset })
     }
@@ -80,27 +91,20 @@ impl Shape {
         start.saturating_add(self.size)
     }
 
-    /// The starts of the windows holding `timestamp` that are still open
-    /// under `watermark`, latest first.
-    fn open_starts(
-        &self,
-        timestamp: u64,
-        last: u64,
-        watermark: Option<u64>,
-    ) -> impl Iterator<Item = u64> + '_ {
-        let mut next = Some(last);
-        std::iter::from_fn(move || {
-            let start = next?;
-            let holds = self.end(start) > timestamp;
-            let open = watermark.is_none_or(|watermark| self.end(start) > watermark);
-            if !(holds && open) {
-                return None;
-            }
-            next = start
-                .checked_sub(self.step)
-                .filter(|earlier| *earlier >= self.offset);
-            Some(start)
-        })
+    /// How many windows hold `timestamp` and are still open under
+    /// `watermark`: consecutive ones, the latest starting at `last`.
+    fn open_count(&self, timestamp: u64, last: u64, watermark: Option<u64>) -> usize {
+        // The earliest start that still holds the event and is still open.
+        let holds_from = timestamp.saturating_add(1).saturating_sub(self.size);
+        let open_from = watermark.map_or(0, |watermark| {
+            watermark.saturating_add(1).saturating_sub(self.size)
+        });
+        let lowest = holds_from.max(open_from).max(self.offset);
+        if lowest > last {
+            return 0;
+        }
+        let windows = (last - lowest) / self.step + 1;
+        usize::try_from(windows).unwrap_or(usize::MAX)
     }
 }
 
@@ -183,9 +187,12 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         self.shape
     }
 
+    /// The planned windows' starts, oldest first (the order `update`
+    /// visits them and computed accumulators come in).
     fn starts(&self, plan: WindowPlan) -> impl Iterator<Item = u64> {
         let step = self.shape.step;
-        (0..plan.count as u64).map(move |n| plan.last - step * n)
+        let count = plan.count as u64;
+        (0..count).map(move |n| plan.last - step * (count - 1 - n))
     }
 
     fn held_accs(&self, slot: Option<KeySlot>, start: u64) -> Option<&Accumulators<V>> {
@@ -211,24 +218,29 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
                 hash,
                 key(),
                 KeyWindows {
-                    windows: VecDeque::new(),
+                    windows: VecDeque::with_capacity(1),
                 },
             )?,
         };
         let seen = self.keys.seen(slot).unwrap_or_default();
-        let starts: Vec<u64> = self.starts(plan).collect();
+        let step = self.shape.step;
         let Some(windows) = self.keys.state_mut(slot) else {
             return Err(Error::TooManyKeys { limit: 0 });
         };
         let front_before = windows.windows.front().map(|window| window.start);
         let mut opened = 0;
-        for start in starts {
-            match windows.position(start) {
-                Ok(at) => {
-                    let accs = std::mem::take(&mut windows.windows[at].accs);
-                    windows.windows[at].accs = accs_for(Some(accs));
+        // The planned windows are consecutive: one search, then a walk, in
+        // the order of `starts`.
+        let first = plan.last - step * (plan.count as u64).saturating_sub(1);
+        let from = windows.position(first).unwrap_or_else(|at| at);
+        for (at, n) in (from..).zip(0..plan.count as u64) {
+            let start = first + step * n;
+            match windows.windows.get_mut(at) {
+                Some(window) if window.start == start => {
+                    let accs = std::mem::take(&mut window.accs);
+                    window.accs = accs_for(Some(accs));
                 }
-                Err(at) => {
+                _ => {
                     let accs = accs_for(None);
                     windows.windows.insert(at, Window { start, accs });
                     opened += 1;
@@ -307,7 +319,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             return Ok(Planned::Nowhere);
         };
         let watermark = self.clock.watermark_after(timestamp);
-        let count = self.shape.open_starts(timestamp, last, watermark).count();
+        let count = self.shape.open_count(timestamp, last, watermark);
         Ok(match (count, watermark) {
             (0, Some(watermark)) => Planned::Late { watermark },
             _ => Planned::Go(WindowPlan { last, count }),
@@ -504,7 +516,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
                 hash,
                 key(),
                 KeyWindows {
-                    windows: VecDeque::new(),
+                    windows: VecDeque::with_capacity(1),
                 },
             )?,
         };
@@ -537,7 +549,8 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
 
 /// Bytes a window's accumulators hold on the heap.
 pub(crate) fn accs_heap_bytes<V: Clone>(accs: &Accumulators<V>) -> usize {
-    accs.capacity() * std::mem::size_of::<crate::aggregate::Accumulator<V>>()
+    let spilled = if accs.spilled() { accs.capacity() } else { 0 };
+    spilled * std::mem::size_of::<crate::aggregate::Accumulator<V>>()
         + accs
             .iter()
             .map(crate::aggregate::Accumulator::heap_bytes)

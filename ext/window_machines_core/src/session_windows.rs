@@ -291,7 +291,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         let held = self.accs.get_mut(handover.slot.index())?;
         // A key's sessions close in their own order: this is its first.
         let accs = if held.is_empty() {
-            Vec::new()
+            Accumulators::new()
         } else {
             held.remove(0)
         };

@@ -1,0 +1,220 @@
+# frozen_string_literal: true
+
+# User code that runs while a TumblingWindows, HoppingWindows or
+# SessionWindows is in the middle of an add: a key's hash and eql?, a custom
+# aggregator's add, an on_late callable. It may re-enter the tracker, raise,
+# freeze it or switch Fibers. Whatever the outcome (the add completes, or
+# raises), no event may be filed under another key or window, a frozen
+# tracker must not change, and an add that raises changes nothing (the
+# late count aside, for a late event).
+RSpec.describe "Aggregating windows and hostile user code" do
+  aggregate = WindowMachines::Aggregate
+
+  # A key that runs a block from its hash (and optionally its eql?).
+  hostile_key = Class.new do
+    attr_reader :name
+
+    def initialize(name, on_eql: nil, &on_hash)
+      @name = name
+      @on_hash = on_hash
+      @on_eql = on_eql
+    end
+
+    def hash
+      @on_hash&.call
+      [self.class, @name].hash
+    end
+
+    def eql?(other)
+      @on_eql&.call
+      other.instance_of?(self.class) && other.name == @name
+    end
+    alias_method :==, :eql?
+
+    def inspect = "#<hostile #{@name}>"
+  end
+
+  builders = {
+    tumbling: ->(agg, **opts) { WindowMachines::TumblingWindows.new(10, aggregate: agg, **opts) },
+    hopping: ->(agg, **opts) { WindowMachines::HoppingWindows.new(10, 5, aggregate: agg, **opts) },
+    sessions: ->(agg, **opts) { WindowMachines::SessionWindows.new(3, aggregate: agg, **opts) }
+  }
+
+  # Everything observable, without changing the tracker.
+  def state(tracker)
+    { size: tracker.size, key_count: tracker.key_count, late_count: tracker.late_count,
+      watermark: tracker.watermark, held: tracker.dup.flush.to_a }
+  end
+
+  # Every held window is found again through current(key) of its key.
+  def expect_consistent(tracker)
+    held = tracker.dup.flush.to_a
+    expect(held.size).to eq(tracker.size)
+    expect(held.map(&:first).uniq.size).to eq(tracker.key_count)
+    open = held.group_by(&:first).transform_values { |windows| windows.map { |_, *rest| rest } }
+    open.each do |key, windows|
+      expect(tracker.current(key) - windows).to eq([]), "current(#{key.inspect}) shows windows flush does not"
+    end
+  end
+
+  def values_by_key(tracker) = tracker.dup.flush.to_a.group_by(&:first).transform_values { |ws| ws.flat_map(&:last) }
+
+  builders.each do |kind, build|
+    describe kind.to_s do
+      it "files an add made from inside a key's hash under its own key, and the outer add under the hostile key" do
+        tracker = build.call(aggregate::Collect.new)
+        tracker.add("a", 1, :a)
+        reentered = false
+        key = hostile_key.new("h") do
+          unless reentered
+            reentered = true
+            tracker.add("b", 2, :b)
+          end
+        end
+        outcome = begin
+          tracker.add(key, 3, :h)
+        rescue RuntimeError => e
+          e
+        end
+        expect_consistent(tracker)
+        by_key = values_by_key(tracker)
+        expect(by_key["a"].uniq).to eq([:a])
+        expect(by_key["b"].uniq).to eq([:b])
+        if outcome.is_a?(Exception)
+          expect(by_key.keys).to contain_exactly("a", "b")
+        else
+          expect(outcome).to be(true)
+          expect(by_key.keys).to contain_exactly("a", "b", hostile_key.new("h"))
+          expect(by_key[hostile_key.new("h")].uniq).to eq([:h])
+        end
+      end
+
+      it "stays consistent when a key's hash takes closed windows in the middle of an add" do
+        tracker = build.call(aggregate::Collect.new, grace: 0)
+        tracker.add("a", 1, :a)
+        taken = []
+        armed = true
+        key = hostile_key.new("h") { armed && (window = tracker.take_closed) && taken << window }
+        outcome = begin
+          tracker.add(key, 40, :h)
+        rescue RuntimeError => e
+          e
+        end
+        armed = false # the checks below hash the key too
+        expect_consistent(tracker)
+        remaining = tracker.dup.flush.to_a
+        # The event for "a" is held or was taken, exactly once per window.
+        a_windows = (taken + remaining).select { |k, *| k == "a" }
+        expect(a_windows).to eq(a_windows.uniq)
+        expect(a_windows.map(&:last).uniq).to eq([[:a]])
+        hostile = remaining.select { |k, *| k.is_a?(hostile_key) }
+        expect(hostile.map(&:last).uniq).to eq(outcome == true ? [[:h]] : [])
+        expect(taken.map(&:first).uniq - ["a"]).to eq([])
+      end
+
+      it "never changes a tracker that a key's hash froze" do
+        tracker = build.call(aggregate::Collect.new)
+        tracker.add("a", 1, :a)
+        before = state(tracker)
+        key = hostile_key.new("h") { tracker.freeze }
+        expect { tracker.add(key, 2, :h) }.to raise_error { |e| expect(e).to be_a(FrozenError).or be_a(RuntimeError) }
+        expect(tracker).to be_frozen
+        expect(state(tracker)).to eq(before)
+        expect { tracker.add("a", 3, :a) }.to raise_error(FrozenError)
+        expect { tracker.each_closed.to_a }.to raise_error(FrozenError)
+        expect(state(tracker)).to eq(before)
+      end
+
+      it "leaves the tracker as it was when a custom aggregator raises" do
+        agg = Object.new
+        def agg.initial = []
+        def agg.add(acc, value) = value == :bad ? raise(ArgumentError, "refused") : acc + [value]
+        def agg.merge(earlier, later) = earlier + later
+        tracker = build.call({ collect: aggregate::Collect.new, custom: agg })
+        tracker.add("a", 1, :ok)
+        tracker.add("a", 2, :ok2)
+        before = state(tracker)
+        expect { tracker.add("a", 3, :bad) }.to raise_error(ArgumentError, "refused")
+        expect { tracker.add("new", 3, :bad) }.to raise_error(ArgumentError, "refused")
+        expect(state(tracker)).to eq(before)
+        expect_consistent(tracker)
+      end
+
+      it "lets the error of an on_late callable propagate, counting the late event and changing nothing else" do
+        calls = []
+        on_late = lambda do |*args|
+          calls << args
+          raise IOError, "late!"
+        end
+        tracker = build.call(aggregate::Count.new, on_late: on_late)
+        tracker.add("a", 50, :x)
+        before = state(tracker)
+        expect { tracker.add("a", 1, :late) }.to raise_error(IOError, "late!")
+        expect(calls).to eq([["a", 1, :late, before[:watermark]]])
+        expect(state(tracker)).to eq(before.merge(late_count: 1))
+        expect_consistent(tracker)
+      end
+
+      it "completes an add whose key's eql? switches Fibers while the tracker is used elsewhere" do
+        root = Fiber.current
+        switching = hostile_key.new("f", on_eql: -> { Fiber.yield(:switched) unless Fiber.current == root })
+        tracker = build.call(aggregate::Collect.new, grace: 100)
+        tracker.add(switching, 1, :f1)
+        fiber = Fiber.new { tracker.add(hostile_key.new("f", on_eql: switching.instance_variable_get(:@on_eql)), 2, :f2) }
+        expect(fiber.resume).to eq(:switched)
+        expect(tracker.add("z", 3, :z)).to be(true)
+        outcome = nil
+        10.times do
+          outcome = fiber.resume
+          break unless fiber.alive?
+        end
+        expect(fiber).not_to be_alive
+        expect(outcome).to be(true)
+        expect_consistent(tracker)
+        by_key = values_by_key(tracker)
+        expect(by_key.keys).to contain_exactly(switching, "z")
+        expect(by_key[switching].uniq.sort).to eq(%i[f1 f2])
+        expect(by_key["z"].uniq).to eq([:z])
+      end
+    end
+  end
+
+  describe "a custom aggregator whose add re-enters the tracker" do
+    def reentering_tracker(times:)
+      tracker = nil
+      calls = 0
+      agg = Object.new
+      agg.define_singleton_method(:initial) { [] }
+      agg.define_singleton_method(:merge) { |earlier, later| earlier + later }
+      agg.define_singleton_method(:add) do |acc, value|
+        if value == :reenter && calls < times
+          calls += 1
+          tracker.add("other", 5, :inner)
+        end
+        acc + [value]
+      end
+      tracker = WindowMachines::TumblingWindows.new(10, aggregate: agg)
+      tracker.add("a", 1, :ok)
+      [tracker, -> { calls }]
+    end
+
+    it "files the event once when add re-entered only once" do
+      tracker, calls = reentering_tracker(times: 1)
+      expect(tracker.add("a", 2, :reenter)).to be(true)
+      expect(calls.call).to eq(1)
+      expect(tracker.current("a")).to eq([[0, 10, %i[ok reenter]]])
+      expect(tracker.current("other")).to eq([[0, 10, [:inner]]])
+      expect(tracker.size).to eq(2)
+    end
+
+    it "gives up with a RuntimeError when add re-enters every time, without filing the outer event" do
+      tracker, calls = reentering_tracker(times: Float::INFINITY)
+      expect { tracker.add("a", 2, :reenter) }.to raise_error(RuntimeError, /changed/)
+      # Each retry called add, whose inner add was a complete add of its own.
+      expect(tracker.current("a")).to eq([[0, 10, [:ok]]])
+      expect(tracker.current("other")).to eq([[0, 10, [:inner] * calls.call]])
+      expect(tracker.size).to eq(2)
+      expect(tracker.key_count).to eq(2)
+    end
+  end
+end
