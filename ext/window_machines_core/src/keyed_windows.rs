@@ -8,7 +8,7 @@
 //! fixed when it opens, so each key has one entry in the closing queue, for
 //! its earliest window, pushed when that window changes.
 
-use std::collections::VecDeque;
+use smallvec::SmallVec;
 
 use crate::aggregate::{Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Planned};
@@ -114,20 +114,81 @@ struct Window<V> {
     accs: Accumulators<V>,
 }
 
-/// A key's open windows, oldest first.
+/// A key's open windows, oldest first. Most keys hold one window at a
+/// time, kept inline; windows handed over from the front are skipped by
+/// `head` and dropped in bulk, so a pop never shifts the rest one by one.
 #[derive(Debug, Clone)]
 struct KeyWindows<V> {
-    windows: VecDeque<Window<V>>,
+    held: SmallVec<[Window<V>; 1]>,
+    head: usize,
+}
+
+impl<V> Default for KeyWindows<V> {
+    fn default() -> Self {
+        KeyWindows {
+            held: SmallVec::new(),
+            head: 0,
+        }
+    }
 }
 
 impl<V> KeyWindows<V> {
+    fn windows(&self) -> &[Window<V>] {
+        self.held.get(self.head..).unwrap_or_default()
+    }
+
+    fn front(&self) -> Option<&Window<V>> {
+        self.windows().first()
+    }
+
+    fn back(&self) -> Option<&Window<V>> {
+        self.windows().last()
+    }
+
+    fn get_mut(&mut self, at: usize) -> Option<&mut Window<V>> {
+        self.held.get_mut(self.head + at)
+    }
+
+    fn insert(&mut self, at: usize, window: Window<V>) {
+        self.held.insert(self.head + at, window);
+    }
+
+    fn push_back(&mut self, window: Window<V>) {
+        self.held.push(window);
+    }
+
+    fn pop_front(&mut self) -> Option<Window<V>> {
+        let placeholder = Window {
+            start: 0,
+            accs: Accumulators::new(),
+        };
+        let window = std::mem::replace(self.held.get_mut(self.head)?, placeholder);
+        self.head += 1;
+        if self.head == self.held.len() {
+            self.held.clear();
+            self.head = 0;
+        } else if self.head * 2 > self.held.len() {
+            self.held.drain(..self.head);
+            self.head = 0;
+        }
+        Some(window)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let spilled = if self.held.spilled() {
+            self.held.capacity()
+        } else {
+            0
+        };
+        spilled * std::mem::size_of::<Window<V>>()
+    }
+
     fn position(&self, start: u64) -> std::result::Result<usize, usize> {
+        let windows = self.windows();
         // Events mostly land in the newest windows.
-        match self.windows.back() {
-            Some(last) if last.start < start => Err(self.windows.len()),
-            _ => self
-                .windows
-                .binary_search_by_key(&start, |window| window.start),
+        match windows.last() {
+            Some(last) if last.start < start => Err(windows.len()),
+            _ => windows.binary_search_by_key(&start, |window| window.start),
         }
     }
 }
@@ -197,7 +258,10 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
 
     fn held_accs(&self, slot: Option<KeySlot>, start: u64) -> Option<&Accumulators<V>> {
         let held = self.keys.state(slot?)?;
-        held.position(start).ok().map(|at| &held.windows[at].accs)
+        held.position(start)
+            .ok()
+            .and_then(|at| held.windows().get(at))
+            .map(|window| &window.accs)
     }
 
     /// Puts `accs_for(held)` into each planned window, holding the key and
@@ -214,20 +278,14 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         let held = slot.filter(|slot| self.keys.state(*slot).is_some());
         let slot = match held {
             Some(slot) => slot,
-            None => self.keys.hold(
-                hash,
-                key(),
-                KeyWindows {
-                    windows: VecDeque::with_capacity(1),
-                },
-            )?,
+            None => self.keys.hold(hash, key(), KeyWindows::default())?,
         };
         let seen = self.keys.seen(slot).unwrap_or_default();
         let step = self.shape.step;
         let Some(windows) = self.keys.state_mut(slot) else {
             return Err(Error::TooManyKeys { limit: 0 });
         };
-        let front_before = windows.windows.front().map(|window| window.start);
+        let front_before = windows.front().map(|window| window.start);
         let mut opened = 0;
         // The planned windows are consecutive: one search, then a walk, in
         // the order of `starts`.
@@ -235,19 +293,19 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         let from = windows.position(first).unwrap_or_else(|at| at);
         for (at, n) in (from..).zip(0..plan.count as u64) {
             let start = first + step * n;
-            match windows.windows.get_mut(at) {
+            match windows.get_mut(at) {
                 Some(window) if window.start == start => {
                     let accs = std::mem::take(&mut window.accs);
                     window.accs = accs_for(Some(accs));
                 }
                 _ => {
                     let accs = accs_for(None);
-                    windows.windows.insert(at, Window { start, accs });
+                    windows.insert(at, Window { start, accs });
                     opened += 1;
                 }
             }
         }
-        let front_after = windows.windows.front().map(|window| window.start);
+        let front_after = windows.front().map(|window| window.start);
         self.windows += opened;
         if let Some(start) = front_after.filter(|start| front_before != Some(*start)) {
             self.closing.push(self.closing_of(start, seen), slot);
@@ -268,7 +326,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         self.keys
             .iter()
             .filter_map(|(slot, _, held)| {
-                let start = held.windows.front()?.start;
+                let start = held.front()?.start;
                 Some((self.closing_of(start, self.keys.seen(slot)?), slot))
             })
             .collect()
@@ -303,9 +361,9 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             .keys
             .iter()
             .map(|(_, _, held)| {
-                held.windows.capacity() * std::mem::size_of::<Window<V>>()
+                held.heap_bytes()
                     + held
-                        .windows
+                        .windows()
                         .iter()
                         .map(|window| accs_heap_bytes(&window.accs))
                         .sum::<usize>()
@@ -423,13 +481,13 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
                 keys.seen(slot) == Some(closing.seen)
                     && keys
                         .state(slot)
-                        .and_then(|held| held.windows.front())
+                        .and_then(|held| held.front())
                         .is_some_and(|window| window.start == closing.start)
             })?
         };
         let windows = self.keys.state_mut(slot)?;
-        let window = windows.windows.pop_front()?;
-        let next = windows.windows.front().map(|window| window.start);
+        let window = windows.pop_front()?;
+        let next = windows.front().map(|window| window.start);
         self.windows -= 1;
         let key = match next {
             Some(start) => {
@@ -456,7 +514,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         self.keys
             .state(slot)
             .into_iter()
-            .flat_map(|held| held.windows.iter())
+            .flat_map(|held| held.windows().iter())
             .map(|window| (window.start, self.shape.end(window.start), &window.accs))
             .filter(|(_, end, _)| watermark.is_none_or(|watermark| *end > watermark))
             .collect()
@@ -472,7 +530,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             .into_iter()
             .map(|(_, key, held)| {
                 let windows = held
-                    .windows
+                    .windows()
                     .iter()
                     .map(|window| (window.start, self.shape.end(window.start), &window.accs))
                     .collect();
@@ -502,7 +560,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         let held = slot.filter(|slot| self.keys.state(*slot).is_some());
         if let Some(last) = held
             .and_then(|slot| self.keys.state(slot))
-            .and_then(|held| held.windows.back())
+            .and_then(|held| held.back())
             .filter(|last| last.start >= start)
         {
             return Err(Error::WindowsOutOfOrder {
@@ -512,16 +570,10 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         }
         let slot = match held {
             Some(slot) => slot,
-            None => self.keys.hold(
-                hash,
-                key(),
-                KeyWindows {
-                    windows: VecDeque::with_capacity(1),
-                },
-            )?,
+            None => self.keys.hold(hash, key(), KeyWindows::default())?,
         };
         if let Some(held) = self.keys.state_mut(slot) {
-            held.windows.push_back(Window { start, accs });
+            held.push_back(Window { start, accs });
             self.windows += 1;
         }
         Ok(slot)
@@ -540,7 +592,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
 
     fn each_held(&self, f: &mut dyn FnMut(&K, &Accumulators<V>)) {
         for (_, key, held) in self.keys.iter() {
-            for window in &held.windows {
+            for window in held.windows() {
                 f(key, &window.accs);
             }
         }
