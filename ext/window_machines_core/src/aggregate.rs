@@ -595,15 +595,17 @@ impl Aggregation {
             .any(|(acc, input)| acc.needs_ops(input))
     }
 
-    /// Checks `inputs` against every part, as adding them would.
-    pub fn check<V: Clone, E>(
-        &self,
-        accs: &[Accumulator<V>],
-        inputs: &[Input<V>],
-    ) -> Result<(), Refusal<E>> {
-        accs.iter()
+    /// Checks `inputs` against every part, as adding them would. Callers
+    /// check before anything else (a merge, a custom aggregator) runs, so
+    /// a refused input is refused the same way whatever the event does.
+    pub fn check<V, E>(&self, inputs: &[Input<V>]) -> Result<(), Refusal<E>> {
+        self.parts
+            .iter()
             .zip(inputs)
-            .try_for_each(|(acc, input)| acc.check(input))
+            .try_for_each(|(part, input)| match part.kind {
+                Kind::Sum | Kind::Mean => numeric(part.kind, input),
+                _ => Ok(()),
+            })
     }
 
     /// Adds one event to `accs`. All inputs are checked first; an error from
@@ -616,7 +618,7 @@ impl Aggregation {
         inputs: &[Input<V>],
         ops: &mut O,
     ) -> Result<(), Refusal<O::Error>> {
-        self.check(accs, inputs)?;
+        self.check(inputs)?;
         for (index, ((acc, input), part)) in
             accs.iter_mut().zip(inputs).zip(&self.parts).enumerate()
         {

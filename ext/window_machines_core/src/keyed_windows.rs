@@ -414,6 +414,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         inputs: &[Input<V>],
         ops: &mut O,
     ) -> std::result::Result<Vec<Accumulators<V>>, Refusal<O::Error>> {
+        aggregation.check(inputs)?;
         planned
             .into_iter()
             .map(|held| {
@@ -439,7 +440,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         let aggregation = self.aggregation.clone();
         // No custom part (see needs_ops), so fresh accumulators need no host.
         let fresh: Accumulators<V> = aggregation.initial(&mut NoOps).unwrap_or_default();
-        aggregation.check(&fresh, inputs)?;
+        aggregation.check(inputs)?;
         self.update(slot, hash, key, timestamp, plan, |accs| {
             let mut accs = accs.unwrap_or_else(|| fresh.clone());
             // Checked above, and known not to need the host.

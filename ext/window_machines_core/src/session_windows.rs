@@ -223,6 +223,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         inputs: &[Input<V>],
         ops: &mut O,
     ) -> std::result::Result<Vec<Accumulators<V>>, Refusal<O::Error>> {
+        aggregation.check(inputs)?;
         let mut starting: Vec<Accumulators<V>> = planned.into_iter().flatten().collect();
         let mut accs = match (starting.pop(), starting.pop()) {
             (Some(newer), Some(older)) => aggregation.merge(older, newer, ops)?,
