@@ -458,7 +458,7 @@ impl<W: Wraps> Methods<W> {
         crate::aggregating_checkpoint::dump(
             ruby,
             unwrap::<W>(ruby, rb_self)?,
-            crate::aggregation::Form::Json,
+            crate::accumulator_state::Form::Json,
         )
     }
 
@@ -469,7 +469,7 @@ impl<W: Wraps> Methods<W> {
         crate::aggregating_checkpoint::dump(
             ruby,
             unwrap::<W>(ruby, rb_self)?,
-            crate::aggregation::Form::Any,
+            crate::accumulator_state::Form::Any,
         )
     }
 
@@ -533,3 +533,65 @@ macro_rules! define_aggregating_methods {
     }};
 }
 pub(crate) use define_aggregating_methods;
+
+/// The impls every aggregating class has, for `$class` wrapping a
+/// `Guard<State<$tracker>>`: marking and size for the GC, the state
+/// replaced whole (copies, checkpoints), and [`Wraps`].
+macro_rules! aggregating_class_impls {
+    ($class:ty, $tracker:ty) => {
+        impl $crate::aggregating::Wraps for $class {
+            type Tracker = $tracker;
+
+            fn guard(&self) -> &$crate::guard::Guard<$crate::aggregating::State<$tracker>> {
+                &self.0
+            }
+        }
+
+        impl magnus::DataTypeFunctions for $class {
+            fn mark(&self, marker: &magnus::gc::Marker) {
+                $crate::held::mark(&self.0, marker);
+            }
+
+            fn size(&self) -> usize {
+                use window_machines_core::Aggregating;
+                let heap = self.0.peek().map_or(0, |state| state.tracker.heap_bytes());
+                std::mem::size_of::<Self>() + heap
+            }
+        }
+
+        impl $crate::restore::Stateful for $class {
+            type State = $crate::aggregating::State<$tracker>;
+
+            fn copy_state(&self, ruby: &magnus::Ruby) -> Result<Self::State, magnus::Error> {
+                self.0.read(ruby, Clone::clone)
+            }
+
+            fn take_state(&self, ruby: &magnus::Ruby) -> Result<Self::State, magnus::Error> {
+                self.0.write(ruby, |state| {
+                    std::mem::replace(state, Self::default().0.into_inner())
+                })
+            }
+
+            fn put_state(
+                &self,
+                ruby: &magnus::Ruby,
+                owner: magnus::Value,
+                state: Self::State,
+            ) -> Result<(), magnus::Error> {
+                self.0.write(ruby, |held| {
+                    $crate::held::hold_all(ruby, owner, &state);
+                    *held = state;
+                })
+            }
+
+            fn restore(
+                ruby: &magnus::Ruby,
+                fresh: magnus::typed_data::Obj<Self>,
+                checkpoint: magnus::Value,
+            ) -> Result<(), magnus::Error> {
+                $crate::aggregating_checkpoint::restore(ruby, fresh, checkpoint)
+            }
+        }
+    };
+}
+pub(crate) use aggregating_class_impls;

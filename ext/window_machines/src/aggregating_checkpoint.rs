@@ -10,8 +10,9 @@ use std::sync::Arc;
 use magnus::{prelude::*, typed_data::Obj, value::Opaque, Error, RArray, RHash, Ruby, Value};
 use window_machines_core::{Accumulators, Aggregating, ClockMode, EventClock};
 
+use crate::accumulator_state::Form;
 use crate::aggregating::{clock_mode, OnLate, State, Wraps};
-use crate::aggregation::{Form, Held, Keep, RubyAggregation};
+use crate::aggregation::{Held, Keep, RubyAggregation};
 use crate::checkpoint::{optional_u64, read_fields};
 use crate::convert::{entry, to_u64};
 use crate::errors::{described, wrong_type, OrRaise};

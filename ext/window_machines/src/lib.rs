@@ -2,6 +2,7 @@
 //! errors onto the gem's Ruby classes and checks frozen state. Every
 //! windowing rule lives in the core.
 
+mod accumulator_state;
 mod aggregating;
 mod aggregating_checkpoint;
 mod aggregation;

@@ -2,19 +2,20 @@
 //! rest is aggregating.rs.
 
 use magnus::{
-    gc, method, prelude::*, scan_args::get_kwargs, scan_args::scan_args, typed_data::Obj,
-    DataTypeFunctions, Error, RHash, RModule, Ruby, TypedData, Value,
+    method, prelude::*, scan_args::get_kwargs, scan_args::scan_args, Error, RHash, RModule, Ruby,
+    TypedData, Value,
 };
-use window_machines_core::{Aggregating, ClockMode, EventClock, SessionWindows, Trail};
+use window_machines_core::{ClockMode, EventClock, SessionWindows, Trail};
 
-use crate::aggregating::{clock_mode, define_aggregating_methods, Methods, OnLate, State, Wraps};
-use crate::aggregating_checkpoint::{self, Shaped};
+use crate::aggregating::{
+    aggregating_class_impls, clock_mode, define_aggregating_methods, Methods, OnLate, State,
+};
+use crate::aggregating_checkpoint::Shaped;
 use crate::aggregation::{Held, RubyAggregation};
 use crate::checkpoint;
 use crate::convert::to_u64;
 use crate::errors::{invalid_argument, OrRaise};
 use crate::guard::Guard;
-use crate::held;
 use crate::receiver::{define_class, unfrozen};
 use crate::restore::Stateful;
 
@@ -45,49 +46,7 @@ impl Default for RbSessionWindows {
     }
 }
 
-impl Wraps for RbSessionWindows {
-    type Tracker = Tracker;
-
-    fn guard(&self) -> &Guard<State<Tracker>> {
-        &self.0
-    }
-}
-
-impl DataTypeFunctions for RbSessionWindows {
-    fn mark(&self, marker: &gc::Marker) {
-        held::mark(&self.0, marker);
-    }
-
-    fn size(&self) -> usize {
-        let heap = self.0.peek().map_or(0, |state| state.tracker.heap_bytes());
-        std::mem::size_of::<Self>() + heap
-    }
-}
-
-impl Stateful for RbSessionWindows {
-    type State = State<Tracker>;
-
-    fn copy_state(&self, ruby: &Ruby) -> Result<Self::State, Error> {
-        self.0.read(ruby, Clone::clone)
-    }
-
-    fn take_state(&self, ruby: &Ruby) -> Result<Self::State, Error> {
-        self.0.write(ruby, |state| {
-            std::mem::replace(state, Self::default().0.into_inner())
-        })
-    }
-
-    fn put_state(&self, ruby: &Ruby, owner: Value, state: Self::State) -> Result<(), Error> {
-        self.0.write(ruby, |held| {
-            held::hold_all(ruby, owner, &state);
-            *held = state;
-        })
-    }
-
-    fn restore(ruby: &Ruby, fresh: Obj<Self>, checkpoint: Value) -> Result<(), Error> {
-        aggregating_checkpoint::restore(ruby, fresh, checkpoint)
-    }
-}
+aggregating_class_impls!(RbSessionWindows, Tracker);
 
 impl Shaped for RbSessionWindows {
     const FIELDS: &'static [&'static str] = &["gap", "max_sessions"];
