@@ -332,4 +332,13 @@ RSpec.describe WindowMachines::TumblingWindows do
       expect { described_class.from_h(checkpoint.merge(extra: 1), aggregate: aggregate) }.to raise_error(WindowMachines::ArgumentError, /unknown key/)
     end
   end
+
+  it "inspects as its shape, clock and counts" do
+    windows = described_class.new(60, grace: 5, offset: 15, aggregate: WindowMachines::Aggregate::Count.new)
+    windows.add("a", 100)
+    expect(windows.inspect).to eq("#<WindowMachines::TumblingWindows size=60 advance=60 offset=15 grace=5 watermark=95 windows=1 keys=1>")
+    sessions = WindowMachines::SessionWindows.new(5, aggregate: WindowMachines::Aggregate::Count.new)
+    sessions.add("a", 100)
+    expect(sessions.inspect).to eq("#<WindowMachines::SessionWindows gap=5 grace=0 watermark=99 sessions=1 keys=1>")
+  end
 end

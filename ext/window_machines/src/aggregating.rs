@@ -473,8 +473,9 @@ impl<W: Wraps> Methods<W> {
         )
     }
 
-    /// `watermark=.. windows=.. keys=..`, for the class's inspect.
-    pub fn inspect_counts(ruby: &Ruby, rb_self: Value) -> Result<String, Error> {
+    /// `grace=.. watermark=.. windows=.. keys=..` (or `sessions=..`), for
+    /// the class's inspect.
+    pub fn inspect_counts(ruby: &Ruby, rb_self: Value, held_name: &str) -> Result<String, Error> {
         let (grace, watermark, held, keys) = Self::read(ruby, rb_self, |state| {
             let tracker = &state.tracker;
             (
@@ -485,7 +486,7 @@ impl<W: Wraps> Methods<W> {
             )
         })?;
         Ok(format!(
-            "grace={grace} watermark={} held={held} keys={keys}",
+            "grace={grace} watermark={} {held_name}={held} keys={keys}",
             optional(watermark)
         ))
     }

@@ -134,7 +134,7 @@ impl RbKeyedWindows {
             shape.size(),
             shape.step(),
             shape.offset(),
-            Methods::<Self>::inspect_counts(ruby, rb_self)?
+            Methods::<Self>::inspect_counts(ruby, rb_self, "windows")?
         ))
     }
 }

@@ -128,7 +128,7 @@ impl RbSessionWindows {
             "#<{} gap={} {}>",
             rb_self.class(),
             Self::gap(ruby, rb_self)?,
-            Methods::<Self>::inspect_counts(ruby, rb_self)?
+            Methods::<Self>::inspect_counts(ruby, rb_self, "sessions")?
         ))
     }
 }
