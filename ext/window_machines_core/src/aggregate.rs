@@ -546,7 +546,7 @@ fn merge_extreme<V: Clone, O: Ops<V>>(
 pub type Accumulators<V> = smallvec::SmallVec<[Accumulator<V>; 1]>;
 
 /// What a tracker aggregates: its parts, in the order results list them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Aggregation {
     parts: Vec<Part>,
 }

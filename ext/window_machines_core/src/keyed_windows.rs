@@ -437,18 +437,20 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         plan: WindowPlan,
         inputs: &[Input<V>],
     ) -> std::result::Result<KeySlot, Refusal<Error>> {
-        let aggregation = self.aggregation.clone();
+        self.aggregation.check(inputs)?;
+        // Lent out for the update, which needs the rest of the tracker.
+        let aggregation = std::mem::take(&mut self.aggregation);
         // No custom part (see needs_ops), so fresh accumulators need no host.
         let fresh: Accumulators<V> = aggregation.initial(&mut NoOps).unwrap_or_default();
-        aggregation.check(inputs)?;
-        self.update(slot, hash, key, timestamp, plan, |accs| {
+        let updated = self.update(slot, hash, key, timestamp, plan, |accs| {
             let mut accs = accs.unwrap_or_else(|| fresh.clone());
             // Checked above, and known not to need the host.
             let added = aggregation.add(&mut accs, timestamp, inputs, &mut NoOps);
             debug_assert!(added.is_ok());
             accs
-        })
-        .map_err(Refusal::Host)
+        });
+        self.aggregation = aggregation;
+        updated.map_err(Refusal::Host)
     }
 
     fn apply_computed(
