@@ -217,4 +217,40 @@ RSpec.describe "Aggregating windows and hostile user code" do
       expect(tracker.key_count).to eq(2)
     end
   end
+
+  # The replaced state's aggregators are no longer marked by the tracker;
+  # the add that was running keeps them pinned until it returns.
+  it "files an event into the state a key's hash swapped in with marshal_load, compacting meanwhile" do
+    appender = Class.new do
+      def initial = []
+      def add(acc, value) = acc + [value.fetch("s")]
+      def merge(one, other) = one + other
+    end
+    stub_const("SwappedAppender", appender)
+    swapper = Class.new do
+      attr_accessor :tracker, :checkpoint
+
+      def hash
+        if checkpoint
+          tracker.marshal_load(checkpoint)
+          self.checkpoint = nil
+          GC.start
+          GC.compact if GC.respond_to?(:compact)
+        end
+        1
+      end
+
+      def eql?(other) = other.instance_of?(self.class)
+    end
+    made = -> { WindowMachines::HoppingWindows.new(10, 5, aggregate: { all: SwappedAppender.new }) }
+    other = made.call
+    other.add("x", 1, { "s" => "other" })
+    tracker = made.call
+    key = swapper.new
+    key.tracker = tracker
+    key.checkpoint = other.marshal_dump
+    expect(tracker.add(key, 3, { "s" => "mine" })).to be(true)
+    handed = tracker.flush.map { |held, start, finish, result| [held == "x" ? "x" : :swapper, start, finish, result[:all]] }
+    expect(handed).to eq([["x", 0, 10, ["other"]], [:swapper, 0, 10, ["mine"]]])
+  end
 end

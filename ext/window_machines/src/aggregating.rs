@@ -211,6 +211,7 @@ impl<W: Wraps> Methods<W> {
             .guard()
             .read(ruby, |state| Arc::clone(&state.aggregation))?;
         let mut keep = Keep::default();
+        let _pinned = aggregation.pin_for_call(ruby, &mut keep)?;
         let inputs = aggregation.inputs(ruby, value, &mut keep)?;
         let mut outcome = file_under(
             ruby,

@@ -178,6 +178,36 @@ impl RubyAggregation {
         }
     }
 
+    /// Pins the aggregation's objects (aggregators, fields, names) for the
+    /// length of a call, in a value the caller keeps in a local: user code
+    /// the call runs may replace the tracker's state, after which the
+    /// tracker no longer marks them, while the call still uses them. The
+    /// first few sit on the machine stack, which the GC scans and pins;
+    /// more go to `keep`.
+    pub fn pin_for_call(&self, ruby: &Ruby, keep: &mut Keep) -> Result<OnStack, Error> {
+        let mut on_stack = OnStack([ruby.qnil().as_value(); ON_STACK]);
+        let mut count = 0;
+        let mut more: Vec<Held> = Vec::new();
+        self.each_object(&mut |object| {
+            if rb_sys::SPECIAL_CONST_P(ruby.get_inner(object).as_raw()) {
+                return;
+            }
+            match on_stack.0.get_mut(count) {
+                Some(slot) => {
+                    *slot = ruby.get_inner(object);
+                    count += 1;
+                }
+                None => more.push(object),
+            }
+        });
+        // The tracker still marks these: no Ruby code has run since it
+        // was read.
+        for object in more {
+            keep.push(ruby, ruby.get_inner(object))?;
+        }
+        Ok(on_stack)
+    }
+
     /// One input per part for `value`. Objects read from fields are pushed
     /// to `keep`, so they outlive the call whatever the value does.
     pub fn inputs(
@@ -236,6 +266,19 @@ impl RubyAggregation {
             given: &self.given,
             keep,
         }
+    }
+}
+
+/// How many of an aggregation's objects [`OnStack`] holds.
+const ON_STACK: usize = 8;
+
+/// Objects pinned by being on the machine stack until dropped.
+pub struct OnStack([Value; ON_STACK]);
+
+impl Drop for OnStack {
+    fn drop(&mut self) {
+        // Keeps the array in memory, on the stack, until here.
+        std::hint::black_box(&self.0);
     }
 }
 
