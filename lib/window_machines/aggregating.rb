@@ -40,13 +40,10 @@ module WindowMachines
     # @yieldparam result [Object] the aggregate.
     # @return [self, Enumerator] self; an Enumerator without a block.
     # @raise [FrozenError] if the tracker is frozen.
-    def each_closed
-      return enum_for(:each_closed) unless block_given?
+    def each_closed(&block)
+      return enum_for(:each_closed) unless block
 
-      while (closed = take_closed)
-        yield(*closed)
-      end
-      self
+      hand_over_each(:take_closed, &block)
     end
 
     # Hands over everything still held, closed or not, in closing order:
@@ -57,11 +54,18 @@ module WindowMachines
     # @yieldparam result [Object]
     # @return [self, Enumerator] self; an Enumerator without a block.
     # @raise [FrozenError] if the tracker is frozen.
-    def flush
-      return enum_for(:flush) unless block_given?
+    def flush(&block)
+      return enum_for(:flush) unless block
 
-      while (held = take_open)
-        yield(*held)
+      hand_over_each(:take_open, &block)
+    end
+
+    private
+
+    # Yields what `take` hands over until it hands over nothing.
+    def hand_over_each(take)
+      while (handed = send(take))
+        yield(*handed)
       end
       self
     end

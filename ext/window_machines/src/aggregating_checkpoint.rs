@@ -119,21 +119,25 @@ pub fn restore<W: Shaped>(ruby: &Ruby, fresh: Obj<W>, input: Value) -> Result<()
         .chain(COMMON)
         .chain(CODE)
         .collect();
-    // In a Ruby Array, where the GC sees them whatever the input becomes.
+    // Pinned as soon as they are read, whatever the input becomes: the
+    // holder is made first, so reading and pinning allocate nothing.
+    let mut keep = Keep::ready(ruby);
     let mut values = vec![ruby.qnil().as_value(); names.len()];
     read_fields(ruby, input, &names, &mut values)?;
-    let kept = ruby.ary_new_from_values(&values);
-    let shape_len = W::FIELDS.len();
+    for value in &values {
+        keep.push(ruby, *value)?;
+    }
     let field = |name: &str| -> Result<Value, Error> {
         let index = names
             .iter()
             .position(|known| *known == name)
             .unwrap_or_default();
-        entry(ruby, kept, index)
+        Ok(values
+            .get(index)
+            .copied()
+            .unwrap_or_else(|| ruby.qnil().as_value()))
     };
-    let shape: Vec<Value> = (0..shape_len)
-        .map(|index| entry(ruby, kept, index))
-        .collect::<Result<_, _>>()?;
+    let shape = &values[..W::FIELDS.len()];
     let grace = to_u64(ruby, "grace", field("grace")?)?;
     let mode = field("watermark")?;
     let mode = match magnus::RString::from_value(mode) {
@@ -154,7 +158,7 @@ pub fn restore<W: Shaped>(ruby: &Ruby, fresh: Obj<W>, input: Value) -> Result<()
     })?;
     let on_late = OnLate::new(ruby, Some(field("on_late")?))?;
     let (mut tracker, aggregation) =
-        W::with_shape(ruby, &shape, (mode, grace), field("aggregate")?)?;
+        W::with_shape(ruby, shape, (mode, grace), field("aggregate")?)?;
     tracker.restore_counts(time, late_count);
     let owner = fresh.as_value();
     fresh.put_state(ruby, owner, State::new(tracker, aggregation, on_late))?;
@@ -220,8 +224,10 @@ fn window_at(
         &format!("windows[{index}] end"),
         entry(ruby, array, 2)?,
     )?;
+    // Made before the state is read, so nothing allocates between reading
+    // its objects and pinning them.
+    let mut keep = Keep::ready(ruby);
     let accs = aggregation.read_state(ruby, entry(ruby, array, 3)?)?;
-    let mut keep = Keep::default();
     keep.accs(ruby, &accs)?;
     Ok((key, (start, end), accs, keep))
 }

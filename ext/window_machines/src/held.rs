@@ -75,6 +75,13 @@ pub fn hold_all<S: HoldsObjects>(ruby: &Ruby, owner: Value, state: &S) {
 pub struct Keep(Option<Obj<Pins>>);
 
 impl Keep {
+    /// A keep whose holder already exists, so that pushing never allocates
+    /// (and never runs the GC): for objects read into Rust memory, which
+    /// compaction could otherwise move before they are pushed.
+    pub fn ready(ruby: &Ruby) -> Keep {
+        Keep(Some(ruby.obj_wrap(Pins::default())))
+    }
+
     pub fn push(&mut self, ruby: &Ruby, value: Value) -> Result<(), Error> {
         if rb_sys::SPECIAL_CONST_P(value.as_raw()) {
             return Ok(());

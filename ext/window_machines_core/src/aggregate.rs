@@ -273,12 +273,6 @@ impl<V: Clone> Accumulator<V> {
         })
     }
 
-    /// Whether creating one for `part` needs the host.
-    #[must_use]
-    pub fn initial_needs_ops(part: Part) -> bool {
-        part.kind == Kind::Custom
-    }
-
     /// Whether adding `input` needs the host.
     #[must_use]
     pub fn needs_ops(&self, input: &Input<V>) -> bool {
@@ -294,18 +288,10 @@ impl<V: Clone> Accumulator<V> {
         }
     }
 
-    /// Checks `input` as [`Accumulator::add`] would, without adding it.
-    pub fn check<E>(&self, input: &Input<V>) -> Result<(), Refusal<E>> {
-        match self {
-            Accumulator::Sum(_) => numeric(Kind::Sum, input),
-            Accumulator::Mean { .. } => numeric(Kind::Mean, input),
-            _ => Ok(()),
-        }
-    }
-
-    /// Takes in one event's input for `part` (the `index`th). On error the
-    /// accumulator is unchanged.
-    pub fn add<O: Ops<V>>(
+    /// Takes in one event's input for `part` (the `index`th), already
+    /// checked by [`Aggregation::check`]. On error the accumulator is
+    /// unchanged.
+    pub(crate) fn add<O: Ops<V>>(
         &mut self,
         part: Part,
         index: usize,
@@ -313,7 +299,6 @@ impl<V: Clone> Accumulator<V> {
         input: &Input<V>,
         ops: &mut O,
     ) -> Result<(), Refusal<O::Error>> {
-        self.check(input)?;
         match self {
             Accumulator::Count(count) => {
                 if !(part.reads_field && input.is_nil()) {
@@ -608,9 +593,10 @@ impl Aggregation {
             })
     }
 
-    /// Adds one event to `accs`. All inputs are checked first; an error from
-    /// the host may leave `accs` part-updated, so callers that let the host
-    /// run add to a copy.
+    /// Adds one event to `accs`, its inputs already passed by
+    /// [`Aggregation::check`] (once per event, however many windows it
+    /// enters). An error from the host may leave `accs` part-updated, so
+    /// callers that let the host run add to a copy.
     pub fn add<V: Clone, O: Ops<V>>(
         &self,
         accs: &mut [Accumulator<V>],
@@ -618,7 +604,6 @@ impl Aggregation {
         inputs: &[Input<V>],
         ops: &mut O,
     ) -> Result<(), Refusal<O::Error>> {
-        self.check(inputs)?;
         for (index, ((acc, input), part)) in
             accs.iter_mut().zip(inputs).zip(&self.parts).enumerate()
         {
@@ -783,9 +768,9 @@ mod tests {
 
     #[test]
     fn sums_refuse_objects() {
-        let acc: Accumulator<u8> = Accumulator::Sum(Number::Int(0));
+        let aggregation = Aggregation::new(vec![part(Kind::Count), part(Kind::Sum)]);
         assert_eq!(
-            acc.check::<()>(&Input::Object(1)),
+            aggregation.check::<u8, ()>(&[Input::Object(1), Input::Object(1)]),
             Err(Refusal::NotNumeric { kind: Kind::Sum })
         );
     }
