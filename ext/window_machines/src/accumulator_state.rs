@@ -29,14 +29,16 @@ impl RubyAggregation {
         accs: &Accumulators<Held>,
         form: Form,
     ) -> Result<Value, Error> {
-        let states = accs
-            .iter()
-            .map(|acc| acc_state(ruby, acc, form))
-            .collect::<Result<Vec<Value>, Error>>()?;
-        match (self.is_named(), states.as_slice()) {
-            (false, [one]) => Ok(*one),
-            _ => Ok(ruby.ary_new_from_values(&states).as_value()),
+        if let (false, [one]) = (self.is_named(), accs.as_slice()) {
+            return acc_state(ruby, one, form);
         }
+        // Each state goes into the Array as soon as it is made: a new
+        // object kept only in Rust memory could be freed or moved.
+        let states = ruby.ary_new_capa(accs.len());
+        for acc in accs {
+            states.push(acc_state(ruby, acc, form)?)?;
+        }
+        Ok(states.as_value())
     }
 
     /// Reads back what [`RubyAggregation::state`] wrote, as untrusted input:
@@ -106,11 +108,11 @@ fn acc_state(ruby: &Ruby, acc: &Accumulator<Held>, form: Form) -> Result<Value, 
                 .as_value()
         }
         Accumulator::Collect(inputs) => {
-            let states = inputs
-                .iter()
-                .map(|held| stamped_state(ruby, held, form))
-                .collect::<Result<Vec<Value>, Error>>()?;
-            ruby.ary_new_from_values(&states).as_value()
+            let states = ruby.ary_new_capa(inputs.len());
+            for held in inputs {
+                states.push(stamped_state(ruby, held, form)?)?;
+            }
+            states.as_value()
         }
         Accumulator::First(held) | Accumulator::Last(held) => match held {
             Some(held) => stamped_state(ruby, held, form)?,

@@ -29,8 +29,8 @@ const CODE: [&str; 2] = ["aggregate", "on_late"];
 pub trait Shaped: Wraps {
     /// Its fields' names.
     const FIELDS: &'static [&'static str];
-    /// Its fields' values, in that order.
-    fn shape_of(ruby: &Ruby, tracker: &Self::Tracker) -> Vec<Value>;
+    /// Its fields' values, in that order (nil for `None`).
+    fn shape_of(tracker: &Self::Tracker) -> Vec<Option<u64>>;
     /// A tracker for `shape` (values in `FIELDS` order).
     fn with_shape(
         ruby: &Ruby,
@@ -68,7 +68,7 @@ pub fn dump<W: Shaped>(ruby: &Ruby, this: &W, form: Form) -> Result<RHash, Error
         })?;
     let shape = this
         .guard()
-        .read(ruby, |state| W::shape_of(ruby, &state.tracker))?;
+        .read(ruby, |state| W::shape_of(&state.tracker))?;
     let array = ruby.ary_new();
     for (key, held) in windows {
         let key = ruby.get_inner(key);

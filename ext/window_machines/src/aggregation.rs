@@ -344,11 +344,13 @@ pub fn acc_value(ruby: &Ruby, acc: &Accumulator<Held>) -> Result<Value, Error> {
             number_value(ruby, sum)?.funcall("fdiv", (ruby.integer_from_u64(*count),))?
         }
         Accumulator::Collect(inputs) => {
-            let values: Vec<Value> = inputs
-                .iter()
-                .map(|held| input_value(ruby, &held.input))
-                .collect();
-            ruby.ary_new_from_values(&values).as_value()
+            // Pushed as made: a new Integer or Float kept only in Rust
+            // memory could be freed or moved.
+            let values = ruby.ary_new_capa(inputs.len());
+            for held in inputs {
+                values.push(input_value(ruby, &held.input))?;
+            }
+            values.as_value()
         }
         Accumulator::First(held) | Accumulator::Last(held) => stamped_value(ruby, held.as_ref()),
         Accumulator::Custom(acc) => ruby.get_inner(*acc),

@@ -49,12 +49,9 @@ aggregating_class_impls!(RbKeyedWindows, Tracker);
 impl Shaped for RbKeyedWindows {
     const FIELDS: &'static [&'static str] = &["size", "advance", "offset"];
 
-    fn shape_of(ruby: &Ruby, tracker: &Tracker) -> Vec<Value> {
+    fn shape_of(tracker: &Tracker) -> Vec<Option<u64>> {
         let shape = tracker.shape();
-        [shape.size(), shape.step(), shape.offset()]
-            .into_iter()
-            .map(|value| ruby.integer_from_u64(value).as_value())
-            .collect()
+        vec![Some(shape.size()), Some(shape.step()), Some(shape.offset())]
     }
 
     fn with_shape(

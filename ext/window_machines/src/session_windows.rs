@@ -51,15 +51,11 @@ aggregating_class_impls!(RbSessionWindows, Tracker);
 impl Shaped for RbSessionWindows {
     const FIELDS: &'static [&'static str] = &["gap", "max_sessions"];
 
-    fn shape_of(ruby: &Ruby, tracker: &Tracker) -> Vec<Value> {
-        let max_sessions = tracker.max_sessions().map_or_else(
-            || ruby.qnil().as_value(),
-            |limit| ruby.integer_from_u64(limit as u64).as_value(),
-        );
-        vec![
-            ruby.integer_from_u64(tracker.gap()).as_value(),
-            max_sessions,
-        ]
+    fn shape_of(tracker: &Tracker) -> Vec<Option<u64>> {
+        let max_sessions = tracker
+            .max_sessions()
+            .map(|limit| u64::try_from(limit).unwrap_or(u64::MAX));
+        vec![Some(tracker.gap()), max_sessions]
     }
 
     fn with_shape(
