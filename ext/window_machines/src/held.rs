@@ -113,6 +113,15 @@ impl Keep {
     }
 }
 
+impl Drop for Keep {
+    fn drop(&mut self) {
+        // Keeps the holder in memory, where the stack scan finds it, until
+        // here: a `Keep` bound but not used again would otherwise be
+        // optimised away while the objects it lists are still needed.
+        std::hint::black_box(&self.0);
+    }
+}
+
 /// The list behind a [`Keep`].
 #[derive(TypedData, Default)]
 #[magnus(class = "WindowMachines::Pins", free_immediately, mark)]
