@@ -9,7 +9,7 @@ use std::sync::Arc;
 use magnus::{prelude::*, value::Opaque, Error, RArray, Ruby, Symbol, TypedData, Value};
 use window_machines_core::{
     Accumulator, Accumulators, AggregateHandover, Aggregating, ClockMode, Error as CoreError,
-    Input, KeyLookup, KeySlot, Planned, Refusal,
+    Input, KeyLookup, KeySlot, Planned, Refusal, Taken,
 };
 
 use crate::aggregation::{refusal, Held, Keep, RubyAggregation};
@@ -17,7 +17,7 @@ use crate::convert::{optional, to_u64};
 use crate::errors::{invalid_argument, late_event, OrRaise};
 use crate::guard::Guard;
 use crate::held::{hold, HoldsObjects};
-use crate::key_lookup::{file_under, file_under_computed, find};
+use crate::key_lookup::{file_under, file_under_computed, find, MAX_TRIES};
 use crate::receiver::{unfrozen, unwrap};
 use crate::restore::Stateful;
 
@@ -106,6 +106,23 @@ impl<T> State<T> {
             in_flight: Vec::new(),
             tickets: 0,
         }
+    }
+}
+
+/// A window or session handed over, with the ticket under which its
+/// accumulators stay marked in `in_flight`, if they hold objects.
+type InFlight = (Option<u64>, AggregateHandover<Held, Held>);
+
+impl<T> State<T> {
+    /// Keeps `handover`'s objects marked until it is converted.
+    fn in_flight(&mut self, handover: AggregateHandover<Held, Held>) -> InFlight {
+        let holds_objects = handover.accs.iter().any(Accumulator::holds_objects);
+        let ticket = holds_objects.then(|| {
+            self.tickets += 1;
+            self.in_flight.push((self.tickets, handover.accs.clone()));
+            self.tickets
+        });
+        (ticket, handover)
     }
 }
 
@@ -297,7 +314,7 @@ impl<W: Wraps> Methods<W> {
             |state, found| {
                 let plan = state.tracker.plan(found.slot, timestamp);
                 let planned = match plan {
-                    Ok(Planned::Go(plan)) => state.tracker.planned_accs(found.slot, plan),
+                    Ok(Planned::Go(plan)) => state.tracker.planned_accs(found.slot, plan, inputs),
                     _ => Vec::new(),
                 };
                 (plan, planned)
@@ -347,20 +364,64 @@ impl<W: Wraps> Methods<W> {
     /// Hands over one window or session: `[key, start, end, result]`.
     fn hand_over(ruby: &Ruby, rb_self: Value, closed_only: bool) -> Result<Option<RArray>, Error> {
         let this = unfrozen::<W>(ruby, rb_self)?;
-        let taken = this.guard().write(ruby, |state| {
-            let handover: AggregateHandover<Held, Held> = state.tracker.take(closed_only)?;
-            // Only accumulators that hold objects need to stay marked.
-            let holds_objects = handover.accs.iter().any(Accumulator::holds_objects);
-            let ticket = holds_objects.then(|| {
-                state.tickets += 1;
-                state.in_flight.push((state.tickets, handover.accs.clone()));
-                state.tickets
-            });
-            Some((ticket, handover, Arc::clone(&state.aggregation)))
-        })?;
-        let Some((ticket, handover, aggregation)) = taken else {
-            return Ok(None);
-        };
+        let aggregation = this
+            .guard()
+            .read(ruby, |state| Arc::clone(&state.aggregation))?;
+        let mut keep = Keep::default();
+        for _ in 0..MAX_TRIES {
+            let taken = this.guard().write(ruby, |state| {
+                Some(match state.tracker.take(closed_only)? {
+                    Taken::Ready(handover) => Ok(state.in_flight(handover)),
+                    Taken::NeedsHost(pending) => Err(pending),
+                })
+            })?;
+            let pending = match taken {
+                None => return Ok(None),
+                Some(Ok(ready)) => return Self::handed_over(ruby, this, &aggregation, ready),
+                Some(Err(pending)) => pending,
+            };
+            // The parts' objects are the tracker's until it hands the window
+            // over, which a merge that re-enters may make it do.
+            let epoch = this.guard().epoch();
+            let _pinned = aggregation.pin_for_call(ruby, &mut keep)?;
+            let mut parts_kept = Keep::ready(ruby);
+            for part in &pending.parts {
+                parts_kept.accs(ruby, part)?;
+            }
+            let merged = aggregation
+                .core()
+                .merge_all(pending.parts.clone(), &mut aggregation.ops(ruby, &mut keep))?
+                .unwrap_or_default();
+            let done = this.guard().write_unchanged(ruby, epoch, |state| {
+                hold_accs(rb_self, ruby, [&merged]);
+                state
+                    .tracker
+                    .take_merged(&pending, merged)
+                    .map(|handover| state.in_flight(handover))
+            })?;
+            match done {
+                None => continue,
+                Some(None) => return Ok(None),
+                Some(Some(ready)) => return Self::handed_over(ruby, this, &aggregation, ready),
+            }
+        }
+        Err(Error::new(
+            ruby.exception_runtime_error(),
+            format!(
+                "the tracker changed during each of {MAX_TRIES} tries to merge a window's panes \
+                 (its aggregator's merge changes it, or lets another Fiber or Thread do so); \
+                 nothing was handed over"
+            ),
+        ))
+    }
+
+    /// `[key, start, end, result]` of a window or session handed over.
+    fn handed_over(
+        ruby: &Ruby,
+        this: &W,
+        aggregation: &RubyAggregation,
+        (ticket, handover): InFlight,
+    ) -> Result<Option<RArray>, Error> {
         // The key is a local from here on (the GC's stack scan keeps it);
         // the accumulators' objects stay marked in `in_flight` until converted.
         let key = ruby.get_inner(handover.key);
@@ -392,21 +453,35 @@ impl<W: Wraps> Methods<W> {
         let Some(slot) = find(ruby, this.guard(), key)?.slot else {
             return Ok(array);
         };
-        // Copied out; the tracker still holds (and marks) every object.
+        // Made before the copy, so that nothing allocates between copying
+        // the parts out and keeping their objects: a merge may re-enter and
+        // make the tracker let them go.
+        let mut kept = Keep::ready(ruby);
+        type Parts = Vec<Accumulators<Held>>;
         let (open, aggregation) = this.guard().read(ruby, |state| {
-            let open: Vec<(u64, u64, Accumulators<Held>)> = state
+            let open: Vec<(u64, u64, Parts)> = state
                 .tracker
                 .open_of(slot)
                 .into_iter()
-                .map(|(start, end, accs)| (start, end, accs.clone()))
+                .map(|(start, end, parts)| (start, end, parts.into_iter().cloned().collect()))
                 .collect();
             (open, Arc::clone(&state.aggregation))
         })?;
-        for (start, end, accs) in open {
+        for (_, _, parts) in &open {
+            for part in parts {
+                kept.accs(ruby, part)?;
+            }
+        }
+        let _pinned = aggregation.pin_for_call(ruby, &mut kept)?;
+        for (start, end, parts) in open {
+            let merged = aggregation
+                .core()
+                .merge_all(parts, &mut aggregation.ops(ruby, &mut kept))?
+                .unwrap_or_default();
             array.push(ruby.ary_new_from_values(&[
                 ruby.integer_from_u64(start).as_value(),
                 ruby.integer_from_u64(end).as_value(),
-                aggregation.result(ruby, &accs)?,
+                aggregation.result(ruby, &merged)?,
             ]))?;
         }
         Ok(array)

@@ -1,6 +1,9 @@
 //! Checkpoints of the aggregating classes: `{<shape>, grace:, watermark:,
 //! time:, late_count:, windows: [[key, start, end, aggregate], ...]}`,
-//! windows grouped by key, keys in the order they started being held.
+//! grouped by key, keys in the order they started being held. Windows
+//! list their panes (a tumbling window is one), and a pane that no longer
+//! goes into its first window adds the first it does: `[key, start, end,
+//! aggregate, first_window]`.
 //! `marshal_dump` adds `aggregate:` and `on_late:`; `from_h` takes them as
 //! arguments, since aggregators are code, not state (`to_h` carries only
 //! what JSON carries exactly).
@@ -8,14 +11,14 @@
 use std::sync::Arc;
 
 use magnus::{prelude::*, typed_data::Obj, value::Opaque, Error, RArray, RHash, Ruby, Value};
-use window_machines_core::{Accumulators, Aggregating, ClockMode, EventClock};
+use window_machines_core::{Accumulators, Aggregating, ClockMode, EventClock, Input, Ops};
 
 use crate::accumulator_state::Form;
 use crate::aggregating::{clock_mode, OnLate, State, Wraps};
 use crate::aggregation::{Held, Keep, RubyAggregation};
 use crate::checkpoint::{optional_u64, read_fields};
 use crate::convert::{entry, to_u64};
-use crate::errors::{described, wrong_type, OrRaise};
+use crate::errors::{described, invalid_argument, wrong_type, OrRaise};
 use crate::hash_key::json_problem;
 use crate::held::hold;
 use crate::key_lookup::file_under;
@@ -43,7 +46,7 @@ pub trait Shaped: Wraps {
 pub fn dump<W: Shaped>(ruby: &Ruby, this: &W, form: Form) -> Result<RHash, Error> {
     // Copied out first; the tracker keeps holding (and marking) every
     // object while the checkpoint is built.
-    type Windows = Vec<(Held, Vec<(u64, u64, Accumulators<Held>)>)>;
+    type Windows = Vec<(Held, Vec<(u64, u64, Option<u64>, Accumulators<Held>)>)>;
     let (windows, aggregation, on_late, clock, late_count): (Windows, _, _, EventClock, u64) =
         this.guard().read(ruby, |state: &State<W::Tracker>| {
             let windows = state
@@ -53,7 +56,7 @@ pub fn dump<W: Shaped>(ruby: &Ruby, this: &W, form: Form) -> Result<RHash, Error
                 .map(|(key, windows)| {
                     let windows = windows
                         .into_iter()
-                        .map(|(start, end, accs)| (start, end, accs.clone()))
+                        .map(|(start, end, from, accs)| (start, end, from, accs.clone()))
                         .collect();
                     (*key, windows)
                 })
@@ -81,13 +84,17 @@ pub fn dump<W: Shaped>(ruby: &Ruby, this: &W, form: Form) -> Result<RHash, Error
                 ),
             ));
         }
-        for (start, end, accs) in held {
-            array.push(ruby.ary_new_from_values(&[
+        for (start, end, from, accs) in held {
+            let entry = ruby.ary_new_from_values(&[
                 key,
                 ruby.integer_from_u64(start).as_value(),
                 ruby.integer_from_u64(end).as_value(),
                 aggregation.state(ruby, &accs, form)?,
-            ]))?;
+            ]);
+            if let Some(from) = from {
+                entry.push(from)?;
+            }
+            array.push(entry)?;
         }
     }
     let hash = ruby.hash_new();
@@ -187,29 +194,60 @@ pub fn restore<W: Shaped>(ruby: &Ruby, fresh: Obj<W>, input: Value) -> Result<()
     fresh
         .guard()
         .write(ruby, |state| state.tracker.finish_restore())?
-        .or_raise(ruby)
+        .or_raise(ruby)?;
+    // No Ruby code can reach `fresh`, which holds every object compared.
+    let pairs: Vec<(Input<Held>, Input<Held>)> = fresh.guard().read(ruby, |state| {
+        state
+            .tracker
+            .restored_comparisons()
+            .into_iter()
+            .map(|(one, other)| (one.clone(), other.clone()))
+            .collect()
+    })?;
+    let mut keep = Keep::default();
+    let mut ops = aggregation.ops(ruby, &mut keep);
+    for (one, other) in pairs {
+        ops.compare(&one, &other).map_err(|error| {
+            invalid_argument(
+                ruby,
+                format!(
+                    "windows hold extremes no stream of events could have left together: {}",
+                    error
+                ),
+            )
+        })?;
+    }
+    Ok(())
 }
 
-/// A key, its window (start and end, or first and last event), the
-/// accumulators, and what keeps their objects alive until they are held.
-type RestoredWindow = (Value, (u64, u64), Accumulators<Opaque<Value>>, Keep);
+/// A key, what it holds (start and end, or first and last event, and a
+/// pane's first window), the accumulators, and what keeps their objects
+/// alive until they are held.
+type RestoredWindow = (
+    Value,
+    (u64, u64, Option<u64>),
+    Accumulators<Opaque<Value>>,
+    Keep,
+);
 
-/// `[key, start, end, aggregate]` at `windows[index]`, its objects kept.
+/// `[key, start, end, aggregate]` (or `[..., first_window]`) at
+/// `windows[index]`, its objects kept.
 fn window_at(
     ruby: &Ruby,
     aggregation: &RubyAggregation,
     windows: RArray,
     index: usize,
 ) -> Result<RestoredWindow, Error> {
-    let quad = entry(ruby, windows, index)?;
-    let array = RArray::from_value(quad)
-        .filter(|array| array.len() == 4)
+    let held = entry(ruby, windows, index)?;
+    let array = RArray::from_value(held)
+        .filter(|array| (4..=5).contains(&array.len()))
         .ok_or_else(|| {
             wrong_type(
                 ruby,
                 format!(
-                    "windows[{index}] must be an Array of [key, start, end, aggregate], got {}",
-                    described(quad)
+                    "windows[{index}] must be an Array of [key, start, end, aggregate] \
+                     or [key, start, end, aggregate, first_window], got {}",
+                    described(held)
                 ),
             )
         })?;
@@ -224,10 +262,19 @@ fn window_at(
         &format!("windows[{index}] end"),
         entry(ruby, array, 2)?,
     )?;
+    let from = if array.len() == 5 {
+        Some(to_u64(
+            ruby,
+            &format!("windows[{index}] first_window"),
+            entry(ruby, array, 4)?,
+        )?)
+    } else {
+        None
+    };
     // Made before the state is read, so nothing allocates between reading
     // its objects and pinning them.
     let mut keep = Keep::ready(ruby);
     let accs = aggregation.read_state(ruby, entry(ruby, array, 3)?)?;
     keep.accs(ruby, &accs)?;
-    Ok((key, (start, end), accs, keep))
+    Ok((key, (start, end, from), accs, keep))
 }

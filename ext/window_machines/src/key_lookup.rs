@@ -21,7 +21,7 @@ use crate::held::hold;
 
 /// How many times in a row a lookup may start over because the tracker
 /// changed under it before the call gives up.
-const MAX_TRIES: usize = 8;
+pub const MAX_TRIES: usize = 8;
 
 /// A key looked up: its hash and, if the tracker holds it, its slot.
 #[derive(Clone, Copy)]

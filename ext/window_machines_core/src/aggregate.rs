@@ -349,8 +349,9 @@ impl<V: Clone> Accumulator<V> {
         Ok(())
     }
 
-    /// Combines `self` with `later`, whose events all come after `self`'s in
-    /// event time (adjacent panes, sessions being bridged).
+    /// Combines `self` with `later`, whose events arrived after `self`'s:
+    /// adjacent panes or sessions, or two parts of one pane (whose event
+    /// times interleave). Equal timestamps keep arrival order.
     pub fn merge<O: Ops<V>>(
         self,
         later: Self,
@@ -372,12 +373,17 @@ impl<V: Clone> Accumulator<V> {
             (Accumulator::Max(a), Accumulator::Max(b)) => {
                 Accumulator::Max(merge_extreme(a, b, Ordering::Greater, ops)?)
             }
-            (Accumulator::Collect(mut a), Accumulator::Collect(b)) => {
-                a.extend(b);
-                Accumulator::Collect(a)
+            (Accumulator::Collect(a), Accumulator::Collect(b)) => {
+                Accumulator::Collect(merge_in_time_order(a, b))
             }
-            (Accumulator::First(a), Accumulator::First(b)) => Accumulator::First(a.or(b)),
-            (Accumulator::Last(a), Accumulator::Last(b)) => Accumulator::Last(b.or(a)),
+            (Accumulator::First(a), Accumulator::First(b)) => Accumulator::First(match (a, b) {
+                (Some(a), Some(b)) if b.timestamp < a.timestamp => Some(b),
+                (a, b) => a.or(b),
+            }),
+            (Accumulator::Last(a), Accumulator::Last(b)) => Accumulator::Last(match (a, b) {
+                (Some(a), Some(b)) if a.timestamp > b.timestamp => Some(a),
+                (a, b) => b.or(a),
+            }),
             (Accumulator::Custom(a), Accumulator::Custom(b)) => {
                 Accumulator::Custom(ops.merge_custom(index, &a, &b)?)
             }
@@ -526,6 +532,29 @@ fn merge_extreme<V: Clone, O: Ops<V>>(
     })
 }
 
+/// `earlier` and `later`, each in event-time order, as one list in event-time
+/// order; on equal timestamps `earlier`'s inputs come first.
+fn merge_in_time_order<V>(mut earlier: Vec<Stamped<V>>, later: Vec<Stamped<V>>) -> Vec<Stamped<V>> {
+    let adjacent = match (earlier.last(), later.first()) {
+        (Some(last), Some(first)) => last.timestamp <= first.timestamp,
+        _ => true,
+    };
+    if adjacent {
+        earlier.extend(later);
+        return earlier;
+    }
+    let mut merged = Vec::with_capacity(earlier.len() + later.len());
+    let mut later = later.into_iter().peekable();
+    for held in earlier {
+        while let Some(next) = later.next_if(|next| next.timestamp < held.timestamp) {
+            merged.push(next);
+        }
+        merged.push(held);
+    }
+    merged.extend(later);
+    merged
+}
+
 /// The accumulators of one window or session, one per part: most windows
 /// aggregate one thing, which is then kept inline, with no allocation.
 pub type Accumulators<V> = smallvec::SmallVec<[Accumulator<V>; 1]>;
@@ -612,7 +641,84 @@ impl Aggregation {
         Ok(())
     }
 
-    /// Merges `earlier` with `later` (all of whose events come after).
+    /// Whether comparing `inputs` with the extremes (Min, Max) `others`
+    /// hold needs the host; only inputs Rust does not hold ever can.
+    #[must_use]
+    pub fn compare_needs_ops<V: Clone>(
+        &self,
+        others: &[Accumulator<V>],
+        inputs: &[Input<V>],
+    ) -> bool {
+        others.iter().zip(inputs).any(|(acc, input)| {
+            matches!(acc, Accumulator::Min(_) | Accumulator::Max(_)) && acc.needs_ops(input)
+        })
+    }
+
+    /// Whether any input is compared with extremes (Min, Max).
+    #[must_use]
+    pub fn compares<V>(&self, inputs: &[Input<V>]) -> bool {
+        self.parts
+            .iter()
+            .zip(inputs)
+            .any(|(part, input)| matches!(part.kind, Kind::Min | Kind::Max) && !input.is_nil())
+    }
+
+    /// Compares `inputs` with the extremes `others` hold, so that an input
+    /// the host cannot compare with them is refused when it comes, not
+    /// when the two are merged.
+    pub fn compare_with<V: Clone, O: Ops<V>>(
+        &self,
+        others: &[Accumulator<V>],
+        inputs: &[Input<V>],
+        ops: &mut O,
+    ) -> Result<(), O::Error> {
+        for (acc, input) in others.iter().zip(inputs) {
+            if let Accumulator::Min(Some(held)) | Accumulator::Max(Some(held)) = acc {
+                if !input.is_nil() && native_compare(input, held).is_none() {
+                    ops.compare(input, held)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The extremes (Min, Max) of `one` and `other` that only the host can
+    /// compare: merging the two compares them.
+    #[must_use]
+    pub fn host_comparisons<'a, V: Clone>(
+        &self,
+        one: &'a [Accumulator<V>],
+        other: &'a [Accumulator<V>],
+    ) -> Vec<(&'a Input<V>, &'a Input<V>)> {
+        one.iter()
+            .zip(other)
+            .filter_map(|pair| match pair {
+                (Accumulator::Min(Some(a)), Accumulator::Min(Some(b)))
+                | (Accumulator::Max(Some(a)), Accumulator::Max(Some(b))) => {
+                    native_compare(b, a).is_none().then_some((b, a))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Merges `parts` in order (each arrived after the ones before it), as
+    /// a window made of panes is; `None` for no parts.
+    pub fn merge_all<V: Clone, O: Ops<V>>(
+        &self,
+        parts: Vec<Accumulators<V>>,
+        ops: &mut O,
+    ) -> Result<Option<Accumulators<V>>, O::Error> {
+        let mut parts = parts.into_iter();
+        let Some(first) = parts.next() else {
+            return Ok(None);
+        };
+        parts
+            .try_fold(first, |merged, part| self.merge(merged, part, ops))
+            .map(Some)
+    }
+
+    /// Merges `earlier` with `later` (whose events arrived after).
     pub fn merge<V: Clone, O: Ops<V>>(
         &self,
         earlier: Accumulators<V>,

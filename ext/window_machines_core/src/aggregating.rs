@@ -3,6 +3,7 @@
 //! accumulators the host computed, hand results over.
 
 use crate::aggregate::{Accumulators, Aggregation, Input, Ops, Refusal};
+use crate::closing_queue::Closing;
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
 use crate::key_slots::{KeyLookup, KeySlot};
@@ -28,8 +29,34 @@ pub struct Handover<K, V> {
     pub accs: Accumulators<V>,
 }
 
-/// Every held key with its windows: start, end (or last event), accumulators.
-pub type Checkpoint<'a, K, V> = Vec<(&'a K, Vec<(u64, u64, &'a Accumulators<V>)>)>;
+/// A window whose result merges parts only the host can merge, left in
+/// place: merge `parts` in order, then hand it over with
+/// [`Aggregating::take_merged`], if nothing changed meanwhile.
+#[derive(Debug, Clone)]
+pub struct Pending<V> {
+    pub parts: Vec<Accumulators<V>>,
+    pub(crate) closing: Closing,
+    pub(crate) slot: KeySlot,
+}
+
+/// What [`Aggregating::take`] came to.
+#[derive(Debug, Clone)]
+pub enum Taken<K, V> {
+    Ready(Handover<K, V>),
+    NeedsHost(Pending<V>),
+}
+
+/// A held part of a checkpoint: start, end (or last event), for a pane the
+/// first window it still goes into when that is not the first window
+/// holding it, and accumulators.
+pub type Held<'a, V> = (u64, u64, Option<u64>, &'a Accumulators<V>);
+
+/// Every held key with what it holds, oldest first.
+pub type Checkpoint<'a, K, V> = Vec<(&'a K, Vec<Held<'a, V>>)>;
+
+/// A key's open windows: start, end (or last event), and the parts whose
+/// merge, in order, is the window's aggregate.
+pub type Open<'a, V> = Vec<(u64, u64, Vec<&'a Accumulators<V>>)>;
 
 /// A keyed tracker whose windows carry accumulators.
 pub trait Aggregating<K, V>: KeyLookup<Key = K> {
@@ -53,9 +80,14 @@ pub trait Aggregating<K, V>: KeyLookup<Key = K> {
     fn count_late(&mut self);
     /// Whether applying the event needs the host.
     fn needs_ops(&self, slot: Option<KeySlot>, plan: Self::Plan, inputs: &[Input<V>]) -> bool;
-    /// Copies of the accumulators the event starts from.
-    fn planned_accs(&self, slot: Option<KeySlot>, plan: Self::Plan)
-        -> Vec<Option<Accumulators<V>>>;
+    /// Copies of the accumulators the event with `inputs` starts from (and
+    /// any it must be checked against).
+    fn planned_accs(
+        &self,
+        slot: Option<KeySlot>,
+        plan: Self::Plan,
+        inputs: &[Input<V>],
+    ) -> Vec<Option<Accumulators<V>>>;
     /// The accumulators after the event, from [`Aggregating::planned_accs`]
     /// and the tracker's `aggregation`; reads nothing else of the tracker,
     /// so a binding can run it with the tracker free.
@@ -90,32 +122,48 @@ pub trait Aggregating<K, V>: KeyLookup<Key = K> {
     ) -> Result<KeySlot>;
     /// Moves a manual clock forward: whether it moved; `None` for a stream clock.
     fn advance(&mut self, time: u64) -> Option<bool>;
-    /// The window that closes first, removed; only a closed one if `closed_only`.
-    fn take(&mut self, closed_only: bool) -> Option<Handover<K, V>>;
+    /// The window that closes first, removed; only a closed one if
+    /// `closed_only`. One whose parts only the host can merge is left in
+    /// place and described instead.
+    fn take(&mut self, closed_only: bool) -> Option<Taken<K, V>>;
+    /// Hands over `pending` with its parts merged into `merged`, the
+    /// tracker unchanged since [`Aggregating::take`] described it.
+    fn take_merged(
+        &mut self,
+        pending: &Pending<V>,
+        merged: Accumulators<V>,
+    ) -> Option<Handover<K, V>>;
     /// A key's windows that have not closed, oldest first.
-    fn open_of(&self, slot: KeySlot) -> Vec<(u64, u64, &Accumulators<V>)>;
+    fn open_of(&self, slot: KeySlot) -> Open<'_, V>;
     /// Every held key and accumulator, for marking.
     fn each_held(&self, f: &mut dyn FnMut(&K, &Accumulators<V>));
     /// Every held key, for marking.
     fn each_key(&self, f: &mut dyn FnMut(&K));
 
-    /// Every held key in the order keys started being held, each with its
-    /// windows (start, end or last event, accumulators) oldest first: what
-    /// a checkpoint holds.
+    /// Every held key in the order keys started being held, each with what
+    /// it holds oldest first: what a checkpoint holds.
     fn checkpoint(&self) -> Checkpoint<'_, K, V>;
-    /// Adds one window of a checkpoint for the key at `slot` (or a new key
-    /// made by `key`, held under `hash`); a key's windows come oldest first.
+    /// Adds one part of a checkpoint (start, end, a pane's first window)
+    /// for the key at `slot` (or a new key made by `key`, held under
+    /// `hash`); a key's parts come oldest first.
     fn restore(
         &mut self,
         slot: Option<KeySlot>,
         hash: u64,
         key: impl FnOnce() -> K,
-        window: (u64, u64),
+        part: (u64, u64, Option<u64>),
         accs: Accumulators<V>,
     ) -> Result<KeySlot>;
     /// Checks what [`Aggregating::restore`] gave as untrusted input and
     /// makes the tracker ready.
     fn finish_restore(&mut self) -> Result<()>;
+    /// Pairs of restored inputs only the host can compare, which handing
+    /// a window over will (extremes of parts merged into one window): for
+    /// the host to check, since no stream of events leaves a pair it
+    /// cannot compare.
+    fn restored_comparisons(&self) -> Vec<(&Input<V>, &Input<V>)> {
+        Vec::new()
+    }
     /// Sets what a checkpoint says of the clock and late events.
     fn restore_counts(&mut self, time: Option<u64>, late_count: u64);
 }

@@ -53,8 +53,10 @@ impl ClosingQueue {
     }
 
     /// The first entry that closes at or before `watermark` and that
-    /// `is_live` accepts, removed; stale entries before it are dropped.
-    pub fn pop_closed(
+    /// `is_live` accepts, left in place until [`ClosingQueue::remove_first`]
+    /// (a caller may have to ask the host something first); stale entries
+    /// before it are dropped.
+    pub fn peek_closed(
         &mut self,
         watermark: Option<u64>,
         mut is_live: impl FnMut(Closing, KeySlot) -> bool,
@@ -72,17 +74,26 @@ impl ClosingQueue {
                 bucket.sorted = true;
             }
             while let Some(&(seen, start, slot)) = bucket.entries.get(bucket.next) {
-                bucket.next += 1;
-                self.len -= 1;
                 let closing = Closing { at, seen, start };
                 if is_live(closing, slot) {
-                    if bucket.next == bucket.entries.len() {
-                        due.remove();
-                    }
                     return Some((closing, slot));
                 }
+                bucket.next += 1;
+                self.len -= 1;
             }
             due.remove();
+        }
+    }
+
+    /// Removes the entry [`ClosingQueue::peek_closed`] returned.
+    pub fn remove_first(&mut self) {
+        if let Some(mut first) = self.buckets.first_entry() {
+            let bucket = first.get_mut();
+            bucket.next += 1;
+            self.len = self.len.saturating_sub(1);
+            if bucket.next >= bucket.entries.len() {
+                first.remove();
+            }
         }
     }
 

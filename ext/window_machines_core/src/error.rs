@@ -149,7 +149,11 @@ impl fmt::Display for Error {
                 size.div_ceil(advance)
             ),
             Error::MisalignedWindow { start } => {
-                write!(f, "no window starts at {start} (size, advance and offset say otherwise)")
+                write!(
+                    f,
+                    "nothing held can start at {start} and end where given \
+                     (size, advance and offset, or the kind of tracker, say otherwise)"
+                )
             }
             Error::WindowsOutOfOrder { earlier, later } => write!(
                 f,

@@ -1,24 +1,34 @@
-//! Tumbling and hopping windows per key, each carrying its accumulators,
-//! under one event clock.
+//! Tumbling and hopping windows per key, aggregated by panes, under one
+//! event clock.
 //!
 //! Windows are `[offset + k * step, + size)`; only those starting at or
 //! after 0 exist, as in Kafka Streams and Quix. A window closes once its end
 //! is at or below the watermark, and an event enters each of its windows
-//! that has not: it is late only where all of them have. A window's end is
-//! fixed when it opens, so each key has one entry in the closing queue, for
-//! its earliest window, pushed when that window changes.
+//! that has not: it is late only where all of them have.
+//!
+//! Time is cut into panes of `gcd(size, step)`, each inside the same
+//! windows; an event updates the accumulators of one pane, and a window's
+//! aggregate is merged from its panes when it is handed over. So that an
+//! event never reaches a window that had closed when it came, a key holds
+//! a pane as parts, each with the first window it goes into (`from`): an
+//! event joins the part of its pane whose `from` is its first open window.
+//! Handing over window `s` merges the parts whose `from` is `s` (none has a
+//! smaller one) and moves them on to the next window, dropping those whose
+//! pane it was the last window of. A tumbling window is one pane of one
+//! part. Each key has one entry in the closing queue, for its next window,
+//! pushed when that changes.
 
 use smallvec::SmallVec;
 
 use crate::aggregate::{Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
-use crate::aggregating::{Aggregating, Checkpoint, Handover, Planned};
+use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::closing_queue::{Closing, ClosingQueue};
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
 use crate::key_slots::{KeyLookup, KeySlot, KeySlots};
 
-/// The most windows one event may fall in: each holds its own accumulators
-/// until panes (slices shared by overlapping windows) replace them.
+/// The most windows one event may fall in. An event costs the same however
+/// many there are, but handing a window over merges up to this many panes.
 pub const MAX_HOPPING_WINDOWS: u64 = 4096;
 
 /// Where windows fall.
@@ -27,6 +37,7 @@ pub struct Shape {
     size: u64,
     step: u64,
     offset: u64,
+    pane: u64,
 }
 
 impl Shape {
@@ -54,7 +65,12 @@ impl Shape {
                 limit: MAX_HOPPING_WINDOWS,
             });
         }
-        Ok(Shape { size, step, offset })
+        Ok(Shape {
+            size,
+            step,
+            offset,
+            pane: gcd(size, step),
+        })
     }
 
     #[must_use]
@@ -91,6 +107,57 @@ impl Shape {
         start.saturating_add(self.size)
     }
 
+    /// The start of the pane holding `timestamp`, which is at or after
+    /// `offset`.
+    fn pane_of(&self, timestamp: u64) -> u64 {
+        timestamp - (timestamp - self.offset) % self.pane
+    }
+
+    /// Whether `start` begins a pane.
+    fn is_pane(&self, start: u64) -> bool {
+        start >= self.offset && (start - self.offset).is_multiple_of(self.pane)
+    }
+
+    /// Whether `start` begins a window.
+    fn is_window(&self, start: u64) -> bool {
+        start >= self.offset && (start - self.offset).is_multiple_of(self.step)
+    }
+
+    /// The first window holding the pane at `pane`.
+    fn first_window(&self, pane: u64) -> u64 {
+        if self.size == self.step {
+            // Tumbling: the pane is the window (and no division is needed).
+            return pane;
+        }
+        let since = pane - self.offset;
+        let skipped = if since < self.size {
+            0
+        } else {
+            (since - self.size) / self.step + 1
+        };
+        self.offset + skipped * self.step
+    }
+
+    /// Whether two parts, each a pane and the first window it goes into,
+    /// go into a window together.
+    fn share_a_window(&self, (one, one_from): (u64, u64), (other, other_from): (u64, u64)) -> bool {
+        let (earlier, later) = if one < other {
+            (one, other)
+        } else {
+            (other, one)
+        };
+        let lowest = one_from.max(other_from).max(self.first_window(later));
+        lowest <= self.last_window(earlier)
+    }
+
+    /// The last window holding the pane at `pane`.
+    fn last_window(&self, pane: u64) -> u64 {
+        if self.size == self.step {
+            return pane;
+        }
+        pane - (pane - self.offset) % self.step
+    }
+
     /// How many windows hold `timestamp` and are still open under
     /// `watermark`: consecutive ones, the latest starting at `last`.
     fn open_count(&self, timestamp: u64, last: u64, watermark: Option<u64>) -> usize {
@@ -108,61 +175,84 @@ impl Shape {
     }
 }
 
+/// Part of a pane: the events that joined it while `from` was their first
+/// open window.
 #[derive(Debug, Clone)]
-struct Window<V> {
+struct Part<V> {
     start: u64,
+    from: u64,
     accs: Accumulators<V>,
 }
 
-/// A key's open windows, oldest first. Most keys hold one window at a
-/// time, kept inline; windows handed over from the front are skipped by
-/// `head` and dropped in bulk, so a pop never shifts the rest one by one.
+/// A key's parts, by pane then `from`. Most keys hold one at a time, kept
+/// inline; parts are dropped in pane order, from the front, where `head`
+/// skips them and they are dropped in bulk, so a pop never shifts the rest
+/// one by one.
 #[derive(Debug, Clone)]
-struct KeyWindows<V> {
-    held: SmallVec<[Window<V>; 1]>,
+struct KeyParts<V> {
+    held: SmallVec<[Part<V>; 1]>,
     head: usize,
 }
 
-impl<V> Default for KeyWindows<V> {
+impl<V> Default for KeyParts<V> {
     fn default() -> Self {
-        KeyWindows {
+        KeyParts {
             held: SmallVec::new(),
             head: 0,
         }
     }
 }
 
-impl<V> KeyWindows<V> {
-    fn windows(&self) -> &[Window<V>] {
+impl<V> KeyParts<V> {
+    fn parts(&self) -> &[Part<V>] {
         self.held.get(self.head..).unwrap_or_default()
     }
 
-    fn front(&self) -> Option<&Window<V>> {
-        self.windows().first()
+    fn back(&self) -> Option<&Part<V>> {
+        self.parts().last()
     }
 
-    fn back(&self) -> Option<&Window<V>> {
-        self.windows().last()
-    }
-
-    fn get_mut(&mut self, at: usize) -> Option<&mut Window<V>> {
+    fn get_mut(&mut self, at: usize) -> Option<&mut Part<V>> {
         self.held.get_mut(self.head + at)
     }
 
-    fn insert(&mut self, at: usize, window: Window<V>) {
-        self.held.insert(self.head + at, window);
+    fn insert(&mut self, at: usize, part: Part<V>) {
+        self.held.insert(self.head + at, part);
     }
 
-    fn push_back(&mut self, window: Window<V>) {
-        self.held.push(window);
+    fn push_back(&mut self, part: Part<V>) {
+        self.held.push(part);
     }
 
-    fn pop_front(&mut self) -> Option<Window<V>> {
-        let placeholder = Window {
+    /// The next window the key hands over: the smallest `from`. A part's
+    /// `from` is never below its pane's first window, which grows with the
+    /// pane, so the search stops at the first pane that cannot beat it.
+    fn next_window(&self, shape: &Shape) -> Option<u64> {
+        let mut next: Option<u64> = None;
+        for part in self.parts() {
+            if next.is_some_and(|next| shape.first_window(part.start) > next) {
+                break;
+            }
+            next = Some(next.map_or(part.from, |next| next.min(part.from)));
+        }
+        next
+    }
+
+    /// The parts that go into window `start`, the next one handed over.
+    fn going_into(&self, shape: Shape, start: u64) -> impl Iterator<Item = &Part<V>> {
+        self.parts()
+            .iter()
+            .take_while(move |part| shape.first_window(part.start) <= start)
+            .filter(move |part| part.from == start)
+    }
+
+    fn pop_front(&mut self) -> Option<Part<V>> {
+        let placeholder = Part {
             start: 0,
+            from: 0,
             accs: Accumulators::new(),
         };
-        let window = std::mem::replace(self.held.get_mut(self.head)?, placeholder);
+        let part = std::mem::replace(self.held.get_mut(self.head)?, placeholder);
         self.head += 1;
         if self.head == self.held.len() {
             self.held.clear();
@@ -171,7 +261,7 @@ impl<V> KeyWindows<V> {
             self.held.drain(..self.head);
             self.head = 0;
         }
-        Some(window)
+        Some(part)
     }
 
     fn heap_bytes(&self) -> usize {
@@ -180,36 +270,64 @@ impl<V> KeyWindows<V> {
         } else {
             0
         };
-        spilled * std::mem::size_of::<Window<V>>()
+        spilled * std::mem::size_of::<Part<V>>()
     }
 
-    fn position(&self, start: u64) -> std::result::Result<usize, usize> {
-        let windows = self.windows();
-        // Events mostly land in the newest windows.
-        match windows.last() {
-            Some(last) if last.start < start => Err(windows.len()),
-            _ => windows.binary_search_by_key(&start, |window| window.start),
+    fn position(&self, start: u64, from: u64) -> std::result::Result<usize, usize> {
+        let parts = self.parts();
+        // Events mostly land in the newest pane.
+        match parts.last() {
+            Some(last) if (last.start, last.from) < (start, from) => Err(parts.len()),
+            _ => parts.binary_search_by_key(&(start, from), |part| (part.start, part.from)),
         }
     }
+
+    /// How many windows the key will hand over: those from some part's
+    /// `from` to its pane's last window.
+    fn window_count(&self, shape: &Shape) -> usize {
+        let mut spans: Vec<(u64, u64)> = self
+            .parts()
+            .iter()
+            .map(|part| (part.from, shape.last_window(part.start)))
+            .collect();
+        spans.sort_unstable();
+        let mut count = 0;
+        let mut covered: Option<u64> = None;
+        for (from, last) in spans {
+            let from = covered.map_or(from, |covered| from.max(covered + shape.step));
+            if from <= last {
+                count += (last - from) / shape.step + 1;
+                covered = Some(last);
+            }
+        }
+        usize::try_from(count).unwrap_or(usize::MAX)
+    }
 }
 
-/// The windows an event goes into: `count` of them, `step` apart, the
-/// latest starting at `last`.
+/// Where an event goes: the pane holding it, and its first open window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowPlan {
-    last: u64,
-    count: usize,
+    pane: u64,
+    from: u64,
 }
 
-/// Windows per key with their accumulators.
+/// Fold step for [`Shape`]'s pane width.
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Windows per key, aggregated by panes.
 #[derive(Debug, Clone)]
 pub struct KeyedWindows<K, V> {
     shape: Shape,
     clock: EventClock,
     aggregation: Aggregation,
-    keys: KeySlots<K, KeyWindows<V>>,
+    keys: KeySlots<K, KeyParts<V>>,
     closing: ClosingQueue,
-    windows: usize,
+    parts: usize,
     late_count: u64,
 }
 
@@ -238,7 +356,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             aggregation,
             keys: KeySlots::default(),
             closing: ClosingQueue::default(),
-            windows: 0,
+            parts: 0,
             late_count: 0,
         }
     }
@@ -248,24 +366,39 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         self.shape
     }
 
-    /// The planned windows' starts, oldest first (the order `update`
-    /// visits them and computed accumulators come in).
-    fn starts(&self, plan: WindowPlan) -> impl Iterator<Item = u64> {
-        let step = self.shape.step;
-        let count = plan.count as u64;
-        (0..count).map(move |n| plan.last - step * (count - 1 - n))
-    }
-
-    fn held_accs(&self, slot: Option<KeySlot>, start: u64) -> Option<&Accumulators<V>> {
+    fn held_accs(&self, slot: Option<KeySlot>, plan: WindowPlan) -> Option<&Accumulators<V>> {
         let held = self.keys.state(slot?)?;
-        held.position(start)
+        held.position(plan.pane, plan.from)
             .ok()
-            .and_then(|at| held.windows().get(at))
-            .map(|window| &window.accs)
+            .and_then(|at| held.parts().get(at))
+            .map(|part| &part.accs)
     }
 
-    /// Puts `accs_for(held)` into each planned window, holding the key and
-    /// opening windows as needed, and records the event's time.
+    /// The accumulators of the key's other parts that share a window with
+    /// the planned one, when `inputs` may have to be compared with their
+    /// extremes: a Min or Max input the host cannot compare is refused
+    /// when it comes, as it would be without panes.
+    fn sharing_windows(
+        &self,
+        slot: Option<KeySlot>,
+        plan: WindowPlan,
+        inputs: &[Input<V>],
+    ) -> impl Iterator<Item = &Accumulators<V>> {
+        let shape = self.shape;
+        let held = slot
+            .filter(|_| self.aggregation.compares(inputs))
+            .and_then(|slot| self.keys.state(slot));
+        held.into_iter()
+            .flat_map(|held| held.parts().iter())
+            .filter(move |part| {
+                (part.start, part.from) != (plan.pane, plan.from)
+                    && shape.share_a_window((part.start, part.from), (plan.pane, plan.from))
+            })
+            .map(|part| &part.accs)
+    }
+
+    /// Puts `accs_for(held)` into the planned part, holding the key and
+    /// opening the part as needed, and records the event's time.
     fn update(
         &mut self,
         slot: Option<KeySlot>,
@@ -273,42 +406,41 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         key: impl FnOnce() -> K,
         timestamp: u64,
         plan: WindowPlan,
-        mut accs_for: impl FnMut(Option<Accumulators<V>>) -> Accumulators<V>,
+        accs_for: impl FnOnce(Option<Accumulators<V>>) -> Accumulators<V>,
     ) -> Result<KeySlot> {
         let held = slot.filter(|slot| self.keys.state(*slot).is_some());
         let slot = match held {
             Some(slot) => slot,
-            None => self.keys.hold(hash, key(), KeyWindows::default())?,
+            None => self.keys.hold(hash, key(), KeyParts::default())?,
         };
         let seen = self.keys.seen(slot).unwrap_or_default();
-        let step = self.shape.step;
-        let Some(windows) = self.keys.state_mut(slot) else {
+        let shape = self.shape;
+        let Some(parts) = self.keys.state_mut(slot) else {
             return Err(Error::TooManyKeys { limit: 0 });
         };
-        let front_before = windows.front().map(|window| window.start);
-        let mut opened = 0;
-        // The planned windows are consecutive: one search, then a walk, in
-        // the order of `starts`.
-        let first = plan.last - step * (plan.count as u64).saturating_sub(1);
-        let from = windows.position(first).unwrap_or_else(|at| at);
-        for (at, n) in (from..).zip(0..plan.count as u64) {
-            let start = first + step * n;
-            match windows.get_mut(at) {
-                Some(window) if window.start == start => {
-                    let accs = std::mem::take(&mut window.accs);
-                    window.accs = accs_for(Some(accs));
-                }
-                _ => {
-                    let accs = accs_for(None);
-                    windows.insert(at, Window { start, accs });
-                    opened += 1;
+        let next_before = parts.next_window(&shape);
+        match parts.position(plan.pane, plan.from) {
+            Ok(at) => {
+                if let Some(part) = parts.get_mut(at) {
+                    let accs = std::mem::take(&mut part.accs);
+                    part.accs = accs_for(Some(accs));
                 }
             }
+            Err(at) => {
+                let accs = accs_for(None);
+                parts.insert(
+                    at,
+                    Part {
+                        start: plan.pane,
+                        from: plan.from,
+                        accs,
+                    },
+                );
+                self.parts += 1;
+            }
         }
-        let front_after = windows.front().map(|window| window.start);
-        self.windows += opened;
-        if let Some(start) = front_after.filter(|start| front_before != Some(*start)) {
-            self.closing.push(self.closing_of(start, seen), slot);
+        if next_before.is_none_or(|next| plan.from < next) {
+            self.closing.push(self.closing_of(plan.from, seen), slot);
         }
         self.clock.observe(timestamp);
         Ok(slot)
@@ -326,10 +458,65 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         self.keys
             .iter()
             .filter_map(|(slot, _, held)| {
-                let start = held.front()?.start;
+                let start = held.next_window(&self.shape)?;
                 Some((self.closing_of(start, self.keys.seen(slot)?), slot))
             })
             .collect()
+    }
+
+    /// Hands over the window `closing` describes, for the key at `slot`,
+    /// with `merged` as its aggregate, or its one part's if `None`; the
+    /// queue entry has been removed.
+    fn hand_over(
+        &mut self,
+        closing: Closing,
+        slot: KeySlot,
+        merged: Option<Accumulators<V>>,
+    ) -> Option<Handover<K, V>> {
+        let shape = self.shape;
+        let start = closing.start;
+        let parts = self.keys.state_mut(slot)?;
+        let mut accs = merged;
+        // Parts whose pane this was the last window of are at the front.
+        while parts
+            .parts()
+            .first()
+            .is_some_and(|part| part.from == start && shape.last_window(part.start) == start)
+        {
+            let part = parts.pop_front()?;
+            self.parts -= 1;
+            accs.get_or_insert(part.accs);
+        }
+        for at in 0..parts.parts().len() {
+            let Some(part) = parts.get_mut(at) else { break };
+            if shape.first_window(part.start) > start {
+                break;
+            }
+            if part.from == start {
+                part.from = start + shape.step;
+                if accs.is_none() {
+                    accs = Some(part.accs.clone());
+                }
+            }
+        }
+        let next = parts.next_window(&shape);
+        let key = match next {
+            Some(next) => {
+                self.closing.push(self.closing_of(next, closing.seen), slot);
+                self.keys.key(slot)?.clone()
+            }
+            None => self.keys.release(slot)?.0,
+        };
+        if self.closing.is_mostly_stale(self.keys.len()) {
+            let live = self.live_entries();
+            self.closing.rebuild(live);
+        }
+        Some(Handover {
+            key,
+            start,
+            end: closing.at,
+            accs: accs.unwrap_or_default(),
+        })
     }
 }
 
@@ -349,7 +536,13 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
     }
 
     fn len(&self) -> usize {
-        self.windows
+        if self.shape.step == self.shape.size {
+            return self.parts;
+        }
+        self.keys
+            .iter()
+            .map(|(_, _, held)| held.window_count(&self.shape))
+            .sum()
     }
 
     fn key_count(&self) -> usize {
@@ -357,19 +550,19 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
     }
 
     fn heap_bytes(&self) -> usize {
-        let windows: usize = self
+        let parts: usize = self
             .keys
             .iter()
             .map(|(_, _, held)| {
                 held.heap_bytes()
                     + held
-                        .windows()
+                        .parts()
                         .iter()
-                        .map(|window| accs_heap_bytes(&window.accs))
+                        .map(|part| accs_heap_bytes(&part.accs))
                         .sum::<usize>()
             })
             .sum();
-        self.keys.heap_bytes() + self.closing.heap_bytes() + windows
+        self.keys.heap_bytes() + self.closing.heap_bytes() + parts
     }
 
     fn plan(&self, _: Option<KeySlot>, timestamp: u64) -> Result<Planned<WindowPlan>> {
@@ -380,7 +573,10 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         let count = self.shape.open_count(timestamp, last, watermark);
         Ok(match (count, watermark) {
             (0, Some(watermark)) => Planned::Late { watermark },
-            _ => Planned::Go(WindowPlan { last, count }),
+            _ => Planned::Go(WindowPlan {
+                pane: self.shape.pane_of(timestamp),
+                from: last - self.shape.step * (count as u64).saturating_sub(1),
+            }),
         })
     }
 
@@ -389,20 +585,28 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
     }
 
     fn needs_ops(&self, slot: Option<KeySlot>, plan: WindowPlan, inputs: &[Input<V>]) -> bool {
-        self.starts(plan)
-            .any(|start| match self.held_accs(slot, start) {
-                Some(accs) => self.aggregation.add_needs_ops(accs, inputs),
-                None => self.aggregation.fresh_needs_ops(inputs),
-            })
+        let own = match self.held_accs(slot, plan) {
+            Some(accs) => self.aggregation.add_needs_ops(accs, inputs),
+            None => self.aggregation.fresh_needs_ops(inputs),
+        };
+        own || self
+            .sharing_windows(slot, plan, inputs)
+            .any(|other| self.aggregation.compare_needs_ops(other, inputs))
     }
 
+    /// The planned part's accumulators, then those it must be comparable
+    /// with (see `sharing_windows`).
     fn planned_accs(
         &self,
         slot: Option<KeySlot>,
         plan: WindowPlan,
+        inputs: &[Input<V>],
     ) -> Vec<Option<Accumulators<V>>> {
-        self.starts(plan)
-            .map(|start| self.held_accs(slot, start).cloned())
+        std::iter::once(self.held_accs(slot, plan).cloned())
+            .chain(
+                self.sharing_windows(slot, plan, inputs)
+                    .map(|other| Some(other.clone())),
+            )
             .collect()
     }
 
@@ -415,17 +619,19 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         ops: &mut O,
     ) -> std::result::Result<Vec<Accumulators<V>>, Refusal<O::Error>> {
         aggregation.check(inputs)?;
-        planned
-            .into_iter()
-            .map(|held| {
-                let mut accs = match held {
-                    Some(accs) => accs,
-                    None => aggregation.initial(ops)?,
-                };
-                aggregation.add(&mut accs, timestamp, inputs, ops)?;
-                Ok(accs)
-            })
-            .collect()
+        let mut planned = planned.into_iter();
+        let held = planned.next().flatten();
+        for other in planned.flatten() {
+            aggregation
+                .compare_with(&other, inputs, ops)
+                .map_err(Refusal::Host)?;
+        }
+        let mut accs = match held {
+            Some(accs) => accs,
+            None => aggregation.initial(ops)?,
+        };
+        aggregation.add(&mut accs, timestamp, inputs, ops)?;
+        Ok(vec![accs])
     }
 
     fn apply(
@@ -440,10 +646,10 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         self.aggregation.check(inputs)?;
         // Lent out for the update, which needs the rest of the tracker.
         let aggregation = std::mem::take(&mut self.aggregation);
-        // No custom part (see needs_ops), so fresh accumulators need no host.
-        let fresh: Accumulators<V> = aggregation.initial(&mut NoOps).unwrap_or_default();
         let updated = self.update(slot, hash, key, timestamp, plan, |accs| {
-            let mut accs = accs.unwrap_or_else(|| fresh.clone());
+            // No custom part (see needs_ops), so fresh accumulators need no host.
+            let mut accs =
+                accs.unwrap_or_else(|| aggregation.initial(&mut NoOps).unwrap_or_default());
             // Checked above, and known not to need the host.
             let added = aggregation.add(&mut accs, timestamp, inputs, &mut NoOps);
             debug_assert!(added.is_ok());
@@ -462,64 +668,96 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         plan: WindowPlan,
         computed: Vec<Accumulators<V>>,
     ) -> Result<KeySlot> {
-        let mut computed = computed.into_iter();
-        self.update(slot, hash, key, timestamp, plan, |_| {
-            computed.next().unwrap_or_default()
-        })
+        let computed = computed.into_iter().next().unwrap_or_default();
+        self.update(slot, hash, key, timestamp, plan, |_| computed)
     }
 
     fn advance(&mut self, time: u64) -> Option<bool> {
         self.clock.advance(time)
     }
 
-    fn take(&mut self, closed_only: bool) -> Option<Handover<K, V>> {
+    fn take(&mut self, closed_only: bool) -> Option<Taken<K, V>> {
         let watermark = if closed_only {
             self.clock.watermark()
         } else {
             Some(u64::MAX)
         };
+        let shape = self.shape;
         let (closing, slot) = {
             let keys = &self.keys;
-            self.closing.pop_closed(watermark, |closing, slot| {
+            self.closing.peek_closed(watermark, |closing, slot| {
                 keys.seen(slot) == Some(closing.seen)
-                    && keys
-                        .state(slot)
-                        .and_then(|held| held.front())
-                        .is_some_and(|window| window.start == closing.start)
+                    && keys.state(slot).and_then(|held| held.next_window(&shape))
+                        == Some(closing.start)
             })?
         };
-        let windows = self.keys.state_mut(slot)?;
-        let window = windows.pop_front()?;
-        let next = windows.front().map(|window| window.start);
-        self.windows -= 1;
-        let key = match next {
-            Some(start) => {
-                self.closing
-                    .push(self.closing_of(start, closing.seen), slot);
-                self.keys.key(slot)?.clone()
+        let held = self.keys.state(slot)?;
+        let merged = if held.going_into(shape, closing.start).nth(1).is_none() {
+            // One part: handed over as it is, moved rather than copied
+            // where this is its last window.
+            None
+        } else {
+            let parts: Vec<Accumulators<V>> = held
+                .going_into(shape, closing.start)
+                .map(|part| part.accs.clone())
+                .collect();
+            match self.aggregation.merge_all(parts.clone(), &mut NoOps) {
+                Ok(merged) => merged,
+                Err(_) => {
+                    return Some(Taken::NeedsHost(Pending {
+                        parts,
+                        closing,
+                        slot,
+                    }))
+                }
             }
-            None => self.keys.release(slot)?.0,
         };
-        if self.closing.is_mostly_stale(self.keys.len()) {
-            let live = self.live_entries();
-            self.closing.rebuild(live);
-        }
-        Some(Handover {
-            key,
-            start: window.start,
-            end: closing.at,
-            accs: window.accs,
-        })
+        self.closing.remove_first();
+        self.hand_over(closing, slot, merged).map(Taken::Ready)
     }
 
-    fn open_of(&self, slot: KeySlot) -> Vec<(u64, u64, &Accumulators<V>)> {
+    fn take_merged(
+        &mut self,
+        pending: &Pending<V>,
+        merged: Accumulators<V>,
+    ) -> Option<Handover<K, V>> {
+        // The tracker has not changed since take described `pending`, so
+        // its queue entry is still the first.
+        self.closing.remove_first();
+        self.hand_over(pending.closing, pending.slot, Some(merged))
+    }
+
+    fn open_of(&self, slot: KeySlot) -> Open<'_, V> {
+        let shape = self.shape;
         let watermark = self.clock.watermark();
-        self.keys
-            .state(slot)
+        let Some(held) = self.keys.state(slot) else {
+            return Vec::new();
+        };
+        let mut starts: Vec<u64> = held
+            .parts()
+            .iter()
+            .flat_map(|part| {
+                let last = shape.last_window(part.start);
+                (0..=(last.saturating_sub(part.from) / shape.step))
+                    .map(move |n| part.from + n * shape.step)
+            })
+            .filter(|start| watermark.is_none_or(|watermark| shape.end(*start) > watermark))
+            .collect();
+        starts.sort_unstable();
+        starts.dedup();
+        starts
             .into_iter()
-            .flat_map(|held| held.windows().iter())
-            .map(|window| (window.start, self.shape.end(window.start), &window.accs))
-            .filter(|(_, end, _)| watermark.is_none_or(|watermark| *end > watermark))
+            .map(|start| {
+                let parts = held
+                    .parts()
+                    .iter()
+                    .filter(|part| {
+                        part.from <= start && part.start >= start && part.start < shape.end(start)
+                    })
+                    .map(|part| &part.accs)
+                    .collect();
+                (start, shape.end(start), parts)
+            })
             .collect()
     }
 
@@ -528,16 +766,21 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
     }
 
     fn checkpoint(&self) -> Checkpoint<'_, K, V> {
+        let shape = self.shape;
         self.keys
             .in_held_order()
             .into_iter()
             .map(|(_, key, held)| {
-                let windows = held
-                    .windows()
+                let parts = held
+                    .parts()
                     .iter()
-                    .map(|window| (window.start, self.shape.end(window.start), &window.accs))
+                    .map(|part| {
+                        let from =
+                            Some(part.from).filter(|from| *from != shape.first_window(part.start));
+                        (part.start, part.start + shape.pane, from, &part.accs)
+                    })
                     .collect();
-                (key, windows)
+                (key, parts)
             })
             .collect()
     }
@@ -547,14 +790,23 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         slot: Option<KeySlot>,
         hash: u64,
         key: impl FnOnce() -> K,
-        (start, end): (u64, u64),
+        (start, end, from): (u64, u64, Option<u64>),
         accs: Accumulators<V>,
     ) -> Result<KeySlot> {
         let shape = self.shape;
-        let aligned = start >= shape.offset
-            && (start - shape.offset).is_multiple_of(shape.step)
-            && start.checked_add(shape.size) == Some(end);
-        if !aligned {
+        let aligned = shape.is_pane(start) && start.checked_add(shape.pane) == Some(end);
+        let from = from.unwrap_or_else(|| {
+            if aligned {
+                shape.first_window(start)
+            } else {
+                start
+            }
+        });
+        let in_pane_windows = aligned
+            && shape.is_window(from)
+            && from >= shape.first_window(start)
+            && from <= shape.last_window(start);
+        if !in_pane_windows {
             return Err(Error::MisalignedWindow { start });
         }
         if !self.aggregation.fits(&accs, start, end - 1) {
@@ -564,7 +816,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         if let Some(last) = held
             .and_then(|slot| self.keys.state(slot))
             .and_then(|held| held.back())
-            .filter(|last| last.start >= start)
+            .filter(|last| (last.start, last.from) >= (start, from))
         {
             return Err(Error::WindowsOutOfOrder {
                 earlier: last.start,
@@ -573,11 +825,11 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         }
         let slot = match held {
             Some(slot) => slot,
-            None => self.keys.hold(hash, key(), KeyWindows::default())?,
+            None => self.keys.hold(hash, key(), KeyParts::default())?,
         };
         if let Some(held) = self.keys.state_mut(slot) {
-            held.push_back(Window { start, accs });
-            self.windows += 1;
+            held.push_back(Part { start, from, accs });
+            self.parts += 1;
         }
         Ok(slot)
     }
@@ -588,6 +840,23 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         Ok(())
     }
 
+    fn restored_comparisons(&self) -> Vec<(&Input<V>, &Input<V>)> {
+        let shape = self.shape;
+        let mut pairs = Vec::new();
+        for (_, _, held) in self.keys.iter() {
+            let parts = held.parts();
+            for (at, one) in parts.iter().enumerate() {
+                let later = parts.get(at + 1..).unwrap_or_default();
+                for other in later {
+                    if shape.share_a_window((one.start, one.from), (other.start, other.from)) {
+                        pairs.extend(self.aggregation.host_comparisons(&one.accs, &other.accs));
+                    }
+                }
+            }
+        }
+        pairs
+    }
+
     fn restore_counts(&mut self, time: Option<u64>, late_count: u64) {
         self.clock = self.clock.at(time);
         self.late_count = late_count;
@@ -595,8 +864,8 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
 
     fn each_held(&self, f: &mut dyn FnMut(&K, &Accumulators<V>)) {
         for (_, key, held) in self.keys.iter() {
-            for window in held.windows() {
-                f(key, &window.accs);
+            for part in held.parts() {
+                f(key, &part.accs);
             }
         }
     }

@@ -21,7 +21,7 @@ pub use aggregate::{
     Accumulator, Accumulators, Aggregation, Input, Kind, NeedsHost, NoOps, Number, Ops, Part,
     Refusal, Stamped,
 };
-pub use aggregating::{Aggregating, Handover as AggregateHandover, Planned};
+pub use aggregating::{Aggregating, Handover as AggregateHandover, Open, Pending, Planned, Taken};
 pub use error::{Error, ErrorKind, Result};
 pub use event_clock::{ClockMode, EventClock, Trail};
 pub use key_slots::{KeyLookup, KeySlot, KeySlots};

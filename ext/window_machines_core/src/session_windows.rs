@@ -4,7 +4,7 @@
 //! accumulators; two sessions bridged by an event merge theirs.
 
 use crate::aggregate::{Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
-use crate::aggregating::{Aggregating, Checkpoint, Handover, Planned};
+use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
 use crate::key_slots::{KeyLookup, KeySlot};
@@ -208,6 +208,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         &self,
         slot: Option<KeySlot>,
         plan: SessionPlan,
+        _: &[Input<V>],
     ) -> Vec<Option<Accumulators<V>>> {
         self.starting(slot, plan.placement)
             .into_iter()
@@ -287,7 +288,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         Some(moved)
     }
 
-    fn take(&mut self, closed_only: bool) -> Option<Handover<K, V>> {
+    fn take(&mut self, closed_only: bool) -> Option<Taken<K, V>> {
         let handover = self.sessions.take_first(closed_only)?;
         let held = self.accs.get_mut(handover.slot.index())?;
         // A key's sessions close in their own order: this is its first.
@@ -299,15 +300,21 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         if handover.released {
             *held = Vec::new();
         }
-        Some(Handover {
+        Some(Taken::Ready(Handover {
             key: handover.key,
             start: handover.span.first,
             end: handover.span.last,
             accs,
-        })
+        }))
     }
 
-    fn open_of(&self, slot: KeySlot) -> Vec<(u64, u64, &Accumulators<V>)> {
+    fn take_merged(&mut self, _: &Pending<V>, _: Accumulators<V>) -> Option<Handover<K, V>> {
+        // A session's aggregate is one accumulator: take never leaves one
+        // pending.
+        None
+    }
+
+    fn open_of(&self, slot: KeySlot) -> Open<'_, V> {
         let watermark = self.clock.watermark();
         let gap = self.sessions.gap();
         self.sessions
@@ -317,7 +324,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
             .filter(|(span, _)| {
                 watermark.is_none_or(|watermark| span.last.saturating_add(gap) > watermark)
             })
-            .map(|(span, accs)| (span.first, span.last, accs))
+            .map(|(span, accs)| (span.first, span.last, vec![accs]))
             .collect()
     }
 
@@ -335,7 +342,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
                     .spans(slot)
                     .iter()
                     .zip(self.accs_of(Some(slot)))
-                    .map(|(span, accs)| (span.first, span.last, accs))
+                    .map(|(span, accs)| (span.first, span.last, None, accs))
                     .collect();
                 (key, sessions)
             })
@@ -347,9 +354,13 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         slot: Option<KeySlot>,
         hash: u64,
         key: impl FnOnce() -> K,
-        (first, last): (u64, u64),
+        (first, last, pane_from): (u64, u64, Option<u64>),
         accs: Accumulators<V>,
     ) -> Result<KeySlot> {
+        if pane_from.is_some() {
+            // Only panes of hopping windows name a first window.
+            return Err(Error::MisalignedWindow { start: first });
+        }
         if !self.aggregation.fits(&accs, first, last) {
             return Err(Error::BadAccumulators { start: first });
         }
