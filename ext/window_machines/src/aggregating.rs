@@ -228,7 +228,11 @@ impl<W: Wraps> Methods<W> {
             .guard()
             .read(ruby, |state| Arc::clone(&state.aggregation))?;
         let mut keep = Keep::default();
-        let _pinned = aggregation.pin_for_call(ruby, &mut keep)?;
+        let _pinned = if aggregation.add_needs_pins(ruby) {
+            Some(aggregation.pin_for_call(ruby, &mut keep)?)
+        } else {
+            None
+        };
         let inputs = aggregation.inputs(ruby, value, &mut keep)?;
         let mut outcome = file_under(
             ruby,

@@ -10,7 +10,8 @@ use magnus::{
 };
 use rb_sys::{FIX2LONG, FIXNUM_P};
 use window_machines_core::{
-    Accumulator, Accumulators, Aggregation, Input, Kind, Number, Ops, Part, Refusal, Stamped,
+    Accumulator, Accumulators, Aggregation, Input, Inputs, Kind, Number, Ops, Part, Refusal,
+    Stamped,
 };
 
 use crate::errors::{invalid_argument, shown, wrong_type};
@@ -178,6 +179,17 @@ impl RubyAggregation {
         }
     }
 
+    /// Whether `add` uses any of its objects after user code may have run
+    /// (a field read, a key's `hash`): only custom aggregators and fields
+    /// that are not immediates are, so only then must `add` pin them.
+    pub fn add_needs_pins(&self, ruby: &Ruby) -> bool {
+        self.core.has_custom()
+            || self.given.iter().any(|one| {
+                one.field
+                    .is_some_and(|field| !rb_sys::SPECIAL_CONST_P(ruby.get_inner(field).as_raw()))
+            })
+    }
+
     /// Pins the aggregation's objects (aggregators, fields, names) for the
     /// length of a call, in a value the caller keeps in a local: user code
     /// the call runs may replace the tracker's state, after which the
@@ -215,7 +227,7 @@ impl RubyAggregation {
         ruby: &Ruby,
         value: Value,
         keep: &mut Keep,
-    ) -> Result<Vec<Input<Held>>, Error> {
+    ) -> Result<Inputs<Held>, Error> {
         self.core
             .parts()
             .iter()

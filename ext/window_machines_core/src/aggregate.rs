@@ -555,6 +555,10 @@ fn merge_in_time_order<V>(mut earlier: Vec<Stamped<V>>, later: Vec<Stamped<V>>) 
     merged
 }
 
+/// One event's inputs, one per part: kept inline for up to two parts, so
+/// an event allocates nothing for them.
+pub type Inputs<V> = smallvec::SmallVec<[Input<V>; 2]>;
+
 /// The accumulators of one window or session, one per part: most windows
 /// aggregate one thing, which is then kept inline, with no allocation.
 pub type Accumulators<V> = smallvec::SmallVec<[Accumulator<V>; 1]>;

@@ -79,24 +79,21 @@ impl<K: Clone, V: Clone> SessionWindows<K, V> {
 
     /// The accumulators the placement starts from: none for a new session,
     /// one for an event inside or growing a session, two for a bridge.
-    fn starting(&self, slot: Option<KeySlot>, placement: Placement) -> Vec<&Accumulators<V>> {
+    fn starting(&self, slot: Option<KeySlot>, placement: Placement) -> &[Accumulators<V>] {
         let accs = self.accs_of(slot);
         let index = match placement {
-            Placement::Open(_) => return Vec::new(),
+            Placement::Open(_) => return &[],
             Placement::Inside(span) => {
                 slot.and_then(|slot| self.sessions.spans(slot).binary_search(&span).ok())
             }
             Placement::Grow { index, .. } => Some(index),
             Placement::Merge { index, .. } => {
-                return accs
-                    .get(index..index + 2)
-                    .map_or_else(Vec::new, |pair| pair.iter().collect())
+                return accs.get(index..index + 2).unwrap_or_default()
             }
         };
         index
-            .and_then(|index| accs.get(index))
-            .into_iter()
-            .collect()
+            .and_then(|index| accs.get(index..=index))
+            .unwrap_or_default()
     }
 
     /// Inserts the event and files `accs` as its session's accumulators.
@@ -133,6 +130,20 @@ impl<K: Clone, V: Clone> SessionWindows<K, V> {
         }
         self.clock.observe(timestamp);
         Ok(slot)
+    }
+}
+
+/// The accumulators an event adds to: fresh ones, its session's, or the
+/// two sessions it bridges merged (older first).
+fn start_from<V: Clone, O: Ops<V>>(
+    aggregation: &Aggregation,
+    mut starting: impl Iterator<Item = Accumulators<V>>,
+    ops: &mut O,
+) -> std::result::Result<Accumulators<V>, O::Error> {
+    match (starting.next(), starting.next()) {
+        (Some(older), Some(newer)) => aggregation.merge(older, newer, ops),
+        (Some(one), None) => Ok(one),
+        _ => aggregation.initial(ops),
     }
 }
 
@@ -190,7 +201,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
     }
 
     fn needs_ops(&self, slot: Option<KeySlot>, plan: SessionPlan, inputs: &[Input<V>]) -> bool {
-        match self.starting(slot, plan.placement).as_slice() {
+        match self.starting(slot, plan.placement) {
             [] => self.aggregation.fresh_needs_ops(inputs),
             [one] => self.aggregation.add_needs_ops(one, inputs),
             [older, newer, ..] => {
@@ -211,7 +222,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         _: &[Input<V>],
     ) -> Vec<Option<Accumulators<V>>> {
         self.starting(slot, plan.placement)
-            .into_iter()
+            .iter()
             .map(|accs| Some(accs.clone()))
             .collect()
     }
@@ -225,12 +236,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         ops: &mut O,
     ) -> std::result::Result<Vec<Accumulators<V>>, Refusal<O::Error>> {
         aggregation.check(inputs)?;
-        let mut starting: Vec<Accumulators<V>> = planned.into_iter().flatten().collect();
-        let mut accs = match (starting.pop(), starting.pop()) {
-            (Some(newer), Some(older)) => aggregation.merge(older, newer, ops)?,
-            (Some(one), None) => one,
-            _ => aggregation.initial(ops)?,
-        };
+        let mut accs = start_from(aggregation, planned.into_iter().flatten(), ops)?;
         aggregation.add(&mut accs, timestamp, inputs, ops)?;
         Ok(vec![accs])
     }
@@ -244,26 +250,18 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         plan: SessionPlan,
         inputs: &[Input<V>],
     ) -> std::result::Result<KeySlot, Refusal<Error>> {
-        let starting: Vec<Accumulators<V>> = self
-            .starting(slot, plan.placement)
-            .into_iter()
-            .cloned()
-            .collect();
+        self.aggregation.check(inputs)?;
         // Known not to need the host (see needs_ops).
-        let computed = Self::compute(
-            &self.aggregation,
-            plan,
-            starting.into_iter().map(Some).collect(),
-            timestamp,
-            inputs,
-            &mut NoOps,
-        )
-        .map_err(|refused| match refused {
-            Refusal::NotNumeric { kind } => Refusal::NotNumeric { kind },
-            // Unreachable: needs_ops said no host call is needed.
-            Refusal::Host(_) => Refusal::Host(Error::TooManyKeys { limit: 0 }),
-        })?;
-        self.apply_computed(slot, hash, key, timestamp, plan, computed)
+        let unreachable = |_| Refusal::Host(Error::TooManyKeys { limit: 0 });
+        let starting = self.starting(slot, plan.placement).iter().cloned();
+        let mut accs = start_from(&self.aggregation, starting, &mut NoOps).map_err(unreachable)?;
+        self.aggregation
+            .add(&mut accs, timestamp, inputs, &mut NoOps)
+            .map_err(|refused| match refused {
+                Refusal::NotNumeric { kind } => Refusal::NotNumeric { kind },
+                Refusal::Host(host) => unreachable(host),
+            })?;
+        self.commit(slot, hash, key, timestamp, plan, accs)
             .map_err(Refusal::Host)
     }
 
