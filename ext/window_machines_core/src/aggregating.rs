@@ -3,7 +3,6 @@
 //! accumulators the host computed, hand results over.
 
 use crate::aggregate::{Accumulators, Aggregation, Input, Ops, Refusal};
-use crate::closing_queue::Closing;
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
 use crate::key_slots::{KeyLookup, KeySlot};
@@ -35,7 +34,8 @@ pub struct Handover<K, V> {
 #[derive(Debug, Clone)]
 pub struct Pending<V> {
     pub parts: Vec<Accumulators<V>>,
-    pub(crate) closing: Closing,
+    /// When the window closes (its end), and whose it is.
+    pub(crate) at: u64,
     pub(crate) slot: KeySlot,
 }
 

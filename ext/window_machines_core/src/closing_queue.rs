@@ -15,26 +15,18 @@ use std::collections::BTreeMap;
 
 use crate::key_slots::KeySlot;
 
-/// When a window closes and how it ranks among windows that close together.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Closing {
-    /// The time the watermark must reach.
-    pub at: u64,
-    /// The key held longest goes first among equals.
-    pub seen: u64,
-    /// Then the earlier window of that key.
-    pub start: u64,
-}
-
-/// The entries that close at one time, in the order pushed until the
+/// The keys whose windows close at one time, in the order pushed until the
 /// bucket comes due; then sorted from `next` on.
 #[derive(Debug, Clone, Default)]
 struct Bucket {
-    entries: Vec<(u64, u64, KeySlot)>,
+    entries: Vec<KeySlot>,
     next: usize,
     sorted: bool,
 }
 
+/// Keys by the time their next window closes. An entry is only a key's
+/// slot: what it ranks by (when the key started being held) is read from
+/// the tracker when its bucket comes due, so an entry costs four bytes.
 #[derive(Debug, Clone, Default)]
 pub struct ClosingQueue {
     buckets: BTreeMap<u64, Bucket>,
@@ -42,25 +34,24 @@ pub struct ClosingQueue {
 }
 
 impl ClosingQueue {
-    pub fn push(&mut self, closing: Closing, slot: KeySlot) {
-        let bucket = self.buckets.entry(closing.at).or_default();
-        let entry = (closing.seen, closing.start, slot);
-        if bucket.entries.last().is_some_and(|last| *last > entry) {
-            bucket.sorted = false;
-        }
-        bucket.entries.push(entry);
+    /// Files the key at `slot` as having a window that closes at `at`.
+    pub fn push(&mut self, at: u64, slot: KeySlot) {
+        let bucket = self.buckets.entry(at).or_default();
+        bucket.sorted = bucket.entries.len() == bucket.next;
+        bucket.entries.push(slot);
         self.len += 1;
     }
 
-    /// The first entry that closes at or before `watermark` and that
-    /// `is_live` accepts, left in place until [`ClosingQueue::remove_first`]
-    /// (a caller may have to ask the host something first); stale entries
-    /// before it are dropped.
+    /// The first entry that closes at or before `watermark`, in `rank`
+    /// order among those closing together, that `is_live` accepts; left in
+    /// place until [`ClosingQueue::remove_first`] (a caller may have to ask
+    /// the host something first). Stale entries before it are dropped.
     pub fn peek_closed(
         &mut self,
         watermark: Option<u64>,
-        mut is_live: impl FnMut(Closing, KeySlot) -> bool,
-    ) -> Option<(Closing, KeySlot)> {
+        mut is_live: impl FnMut(u64, KeySlot) -> bool,
+        rank: impl Fn(KeySlot) -> u64,
+    ) -> Option<(u64, KeySlot)> {
         let watermark = watermark?;
         loop {
             let mut due = self.buckets.first_entry()?;
@@ -70,13 +61,12 @@ impl ClosingQueue {
             }
             let bucket = due.get_mut();
             if !bucket.sorted {
-                bucket.entries[bucket.next..].sort_unstable();
+                bucket.entries[bucket.next..].sort_unstable_by_key(|slot| (rank(*slot), *slot));
                 bucket.sorted = true;
             }
-            while let Some(&(seen, start, slot)) = bucket.entries.get(bucket.next) {
-                let closing = Closing { at, seen, start };
-                if is_live(closing, slot) {
-                    return Some((closing, slot));
+            while let Some(&slot) = bucket.entries.get(bucket.next) {
+                if is_live(at, slot) {
+                    return Some((at, slot));
                 }
                 bucket.next += 1;
                 self.len -= 1;
@@ -104,17 +94,17 @@ impl ClosingQueue {
     }
 
     /// Replaces every entry with the live ones.
-    pub fn rebuild(&mut self, live: Vec<(Closing, KeySlot)>) {
+    pub fn rebuild(&mut self, live: Vec<(u64, KeySlot)>) {
         self.buckets.clear();
         self.len = 0;
-        for (closing, slot) in live {
-            self.push(closing, slot);
+        for (at, slot) in live {
+            self.push(at, slot);
         }
     }
 
     #[must_use]
     pub fn heap_bytes(&self) -> usize {
-        let entry = std::mem::size_of::<(u64, u64, KeySlot)>();
+        let entry = std::mem::size_of::<KeySlot>();
         let node = std::mem::size_of::<(u64, Bucket)>();
         self.buckets
             .values()

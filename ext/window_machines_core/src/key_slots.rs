@@ -10,8 +10,9 @@
 //! of that hash, however many keys collide. Releasing a key removes it from
 //! the index at once, so cost and memory depend only on what is held now.
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::VecDeque;
+
+use hashbrown::HashTable;
 
 use crate::error::{Error, Result};
 
@@ -40,27 +41,6 @@ pub trait KeyLookup {
     fn key(&self, slot: KeySlot) -> Option<&Self::Key>;
 }
 
-/// The hashes given here are already spread over 64 bits, so the index uses
-/// them as they are.
-#[derive(Default)]
-struct PassThrough(u64);
-
-impl Hasher for PassThrough {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(*byte);
-        }
-    }
-
-    fn write_u64(&mut self, hash: u64) {
-        self.0 = hash;
-    }
-}
-
 #[derive(Debug, Clone)]
 struct Held<K, S> {
     key: K,
@@ -82,7 +62,8 @@ pub struct KeySlots<K, S> {
     /// operations touch nearby memory.
     vacant: VecDeque<u32>,
     /// The most recently held slot of each hash; the rest are chained.
-    by_hash: HashMap<u64, KeySlot, BuildHasherDefault<PassThrough>>,
+    /// Only the slot is stored (its hash is in `held`), four bytes a key.
+    by_hash: HashTable<KeySlot>,
     next_seen: u64,
 }
 
@@ -91,7 +72,7 @@ impl<K, S> Default for KeySlots<K, S> {
         KeySlots {
             held: Vec::new(),
             vacant: VecDeque::new(),
-            by_hash: HashMap::default(),
+            by_hash: HashTable::new(),
             next_seen: 0,
         }
     }
@@ -101,7 +82,10 @@ impl<K, S> KeyLookup for KeySlots<K, S> {
     type Key = K;
 
     fn first_with_hash(&self, hash: u64) -> Option<KeySlot> {
-        self.by_hash.get(&hash).copied()
+        let held = &self.held;
+        self.by_hash
+            .find(hash, |slot| hash_at(held, *slot) == Some(hash))
+            .copied()
     }
 
     fn next_with_same_hash(&self, slot: KeySlot) -> Option<KeySlot> {
@@ -180,7 +164,18 @@ impl<K, S> KeySlots<K, S> {
                 KeySlot(index)
             }
         };
-        let next_same_hash = self.by_hash.insert(hash, slot);
+        let held = &self.held;
+        let next_same_hash = match self
+            .by_hash
+            .find_mut(hash, |head| hash_at(held, *head) == Some(hash))
+        {
+            Some(head) => Some(std::mem::replace(head, slot)),
+            None => {
+                self.by_hash
+                    .insert_unique(hash, slot, |head| hash_at(held, *head).unwrap_or_default());
+                None
+            }
+        };
         let seen = self.next_seen;
         self.next_seen += 1;
         let entry = self.held.get_mut(slot.index());
@@ -221,20 +216,29 @@ impl<K, S> KeySlots<K, S> {
         }
         let keys = self.by_hash.len();
         if self.by_hash.capacity() > SMALL && keys * 4 < self.by_hash.capacity() {
-            self.by_hash.shrink_to(keys * 2);
+            let held = &self.held;
+            self.by_hash
+                .shrink_to(keys * 2, |head| hash_at(held, *head).unwrap_or_default());
         }
     }
 
-    /// Removes `slot` from the chain of keys with `hash`.
+    /// Removes `slot`, no longer in `held`, from the chain of keys with
+    /// `hash`.
     fn unchain(&mut self, slot: KeySlot, hash: u64, next: Option<KeySlot>) {
-        if self.by_hash.get(&hash) == Some(&slot) {
-            match next {
-                Some(next) => self.by_hash.insert(hash, next),
-                None => self.by_hash.remove(&hash),
-            };
-            return;
+        let held = &self.held;
+        let is_head = |head: &KeySlot| *head == slot || hash_at(held, *head) == Some(hash);
+        if let Ok(head) = self.by_hash.find_entry(hash, is_head) {
+            if *head.get() == slot {
+                match next {
+                    Some(next) => *head.into_mut() = next,
+                    None => {
+                        head.remove();
+                    }
+                }
+                return;
+            }
         }
-        let mut previous = self.by_hash.get(&hash).copied();
+        let mut previous = self.first_with_hash(hash);
         while let Some(at) = previous {
             let Some(entry) = self.entry_mut(at) else {
                 break;
@@ -282,15 +286,20 @@ impl<K, S> KeySlots<K, S> {
     }
 
     /// Heap memory the table owns, not counting what `S` owns. The index's
-    /// share is estimated from its capacity (hash map internals are not
-    /// exposed); the rest is exact.
+    /// share is estimated from its capacity (a slot and a control byte per
+    /// bucket); the rest is exact.
     #[must_use]
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         self.held.capacity() * size_of::<Option<Held<K, S>>>()
             + self.vacant.capacity() * size_of::<u32>()
-            + self.by_hash.capacity() * (size_of::<(u64, KeySlot)>() + 1)
+            + self.by_hash.capacity() * (size_of::<KeySlot>() + 1)
     }
+}
+
+/// The hash the key at `slot` is held under, if it is held.
+fn hash_at<K, S>(held: &[Option<Held<K, S>>], slot: KeySlot) -> Option<u64> {
+    Some(held.get(slot.index())?.as_ref()?.hash)
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use smallvec::SmallVec;
 
 use crate::aggregate::{Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
-use crate::closing_queue::{Closing, ClosingQueue};
+use crate::closing_queue::ClosingQueue;
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
 use crate::key_slots::{KeyLookup, KeySlot, KeySlots};
@@ -413,7 +413,6 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             Some(slot) => slot,
             None => self.keys.hold(hash, key(), KeyParts::default())?,
         };
-        let seen = self.keys.seen(slot).unwrap_or_default();
         let shape = self.shape;
         let Some(parts) = self.keys.state_mut(slot) else {
             return Err(Error::TooManyKeys { limit: 0 });
@@ -440,41 +439,33 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             }
         }
         if next_before.is_none_or(|next| plan.from < next) {
-            self.closing.push(self.closing_of(plan.from, seen), slot);
+            self.closing.push(shape.end(plan.from), slot);
         }
         self.clock.observe(timestamp);
         Ok(slot)
     }
 
-    fn closing_of(&self, start: u64, seen: u64) -> Closing {
-        Closing {
-            at: self.shape.end(start),
-            seen,
-            start,
-        }
-    }
-
-    fn live_entries(&self) -> Vec<(Closing, KeySlot)> {
+    fn live_entries(&self) -> Vec<(u64, KeySlot)> {
         self.keys
             .iter()
             .filter_map(|(slot, _, held)| {
                 let start = held.next_window(&self.shape)?;
-                Some((self.closing_of(start, self.keys.seen(slot)?), slot))
+                Some((self.shape.end(start), slot))
             })
             .collect()
     }
 
-    /// Hands over the window `closing` describes, for the key at `slot`,
-    /// with `merged` as its aggregate, or its one part's if `None`; the
-    /// queue entry has been removed.
+    /// Hands over the key at `slot`'s window that ends `at`, with `merged`
+    /// as its aggregate, or its one part's if `None`; the queue entry has
+    /// been removed.
     fn hand_over(
         &mut self,
-        closing: Closing,
+        at: u64,
         slot: KeySlot,
         merged: Option<Accumulators<V>>,
     ) -> Option<Handover<K, V>> {
         let shape = self.shape;
-        let start = closing.start;
+        let start = at - shape.size;
         let parts = self.keys.state_mut(slot)?;
         let mut accs = merged;
         // Parts whose pane this was the last window of are at the front.
@@ -502,7 +493,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         let next = parts.next_window(&shape);
         let key = match next {
             Some(next) => {
-                self.closing.push(self.closing_of(next, closing.seen), slot);
+                self.closing.push(shape.end(next), slot);
                 self.keys.key(slot)?.clone()
             }
             None => self.keys.release(slot)?.0,
@@ -514,7 +505,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         Some(Handover {
             key,
             start,
-            end: closing.at,
+            end: at,
             accs: accs.unwrap_or_default(),
         })
     }
@@ -683,37 +674,39 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             Some(u64::MAX)
         };
         let shape = self.shape;
-        let (closing, slot) = {
+        let (at, slot) = {
             let keys = &self.keys;
-            self.closing.peek_closed(watermark, |closing, slot| {
-                keys.seen(slot) == Some(closing.seen)
-                    && keys.state(slot).and_then(|held| held.next_window(&shape))
-                        == Some(closing.start)
-            })?
+            self.closing.peek_closed(
+                watermark,
+                |at, slot| {
+                    // An entry left behind by a key whose slot another key
+                    // now holds is live only if it names that key's next
+                    // window, and the two are then the same entry.
+                    keys.state(slot)
+                        .and_then(|held| held.next_window(&shape))
+                        .is_some_and(|start| shape.end(start) == at)
+                },
+                |slot| keys.seen(slot).unwrap_or(u64::MAX),
+            )?
         };
+        let start = at - shape.size;
         let held = self.keys.state(slot)?;
-        let merged = if held.going_into(shape, closing.start).nth(1).is_none() {
+        let merged = if held.going_into(shape, start).nth(1).is_none() {
             // One part: handed over as it is, moved rather than copied
             // where this is its last window.
             None
         } else {
             let parts: Vec<Accumulators<V>> = held
-                .going_into(shape, closing.start)
+                .going_into(shape, start)
                 .map(|part| part.accs.clone())
                 .collect();
             match self.aggregation.merge_all(parts.clone(), &mut NoOps) {
                 Ok(merged) => merged,
-                Err(_) => {
-                    return Some(Taken::NeedsHost(Pending {
-                        parts,
-                        closing,
-                        slot,
-                    }))
-                }
+                Err(_) => return Some(Taken::NeedsHost(Pending { parts, at, slot })),
             }
         };
         self.closing.remove_first();
-        self.hand_over(closing, slot, merged).map(Taken::Ready)
+        self.hand_over(at, slot, merged).map(Taken::Ready)
     }
 
     fn take_merged(
@@ -724,7 +717,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         // The tracker has not changed since take described `pending`, so
         // its queue entry is still the first.
         self.closing.remove_first();
-        self.hand_over(pending.closing, pending.slot, Some(merged))
+        self.hand_over(pending.at, pending.slot, Some(merged))
     }
 
     fn open_of(&self, slot: KeySlot) -> Open<'_, V> {
