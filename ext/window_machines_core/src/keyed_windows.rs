@@ -18,8 +18,6 @@
 //! part. Each key has one entry in the closing queue, for its next window,
 //! pushed when that changes.
 
-use smallvec::SmallVec;
-
 use crate::aggregate::{Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::closing_queue::ClosingQueue;
@@ -185,27 +183,35 @@ struct Part<V> {
 }
 
 /// A key's parts, by pane then `from`. Most keys hold one at a time, kept
-/// inline; parts are dropped in pane order, from the front, where `head`
-/// skips them and they are dropped in bulk, so a pop never shifts the rest
-/// one by one.
+/// inline; more go to the heap, where parts dropped from the front (they
+/// are dropped in pane order) are skipped by `head` and dropped in bulk, so
+/// a pop never shifts the rest one by one.
 #[derive(Debug, Clone)]
-struct KeyParts<V> {
-    held: SmallVec<[Part<V>; 1]>,
+enum KeyParts<V> {
+    Empty,
+    One(Part<V>),
+    Many(Box<ManyParts<V>>),
+}
+
+#[derive(Debug, Clone)]
+struct ManyParts<V> {
+    parts: Vec<Part<V>>,
     head: usize,
 }
 
 impl<V> Default for KeyParts<V> {
     fn default() -> Self {
-        KeyParts {
-            held: SmallVec::new(),
-            head: 0,
-        }
+        KeyParts::Empty
     }
 }
 
 impl<V> KeyParts<V> {
     fn parts(&self) -> &[Part<V>] {
-        self.held.get(self.head..).unwrap_or_default()
+        match self {
+            KeyParts::Empty => &[],
+            KeyParts::One(part) => std::slice::from_ref(part),
+            KeyParts::Many(many) => many.parts.get(many.head..).unwrap_or_default(),
+        }
     }
 
     fn back(&self) -> Option<&Part<V>> {
@@ -213,15 +219,33 @@ impl<V> KeyParts<V> {
     }
 
     fn get_mut(&mut self, at: usize) -> Option<&mut Part<V>> {
-        self.held.get_mut(self.head + at)
+        match self {
+            KeyParts::Empty => None,
+            KeyParts::One(part) => (at == 0).then_some(part),
+            KeyParts::Many(many) => many.parts.get_mut(many.head + at),
+        }
     }
 
     fn insert(&mut self, at: usize, part: Part<V>) {
-        self.held.insert(self.head + at, part);
+        *self = match std::mem::take(self) {
+            KeyParts::Empty => KeyParts::One(part),
+            KeyParts::One(held) => {
+                let parts = if at == 0 {
+                    vec![part, held]
+                } else {
+                    vec![held, part]
+                };
+                KeyParts::Many(Box::new(ManyParts { parts, head: 0 }))
+            }
+            KeyParts::Many(mut many) => {
+                many.parts.insert(many.head + at, part);
+                KeyParts::Many(many)
+            }
+        };
     }
 
     fn push_back(&mut self, part: Part<V>) {
-        self.held.push(part);
+        self.insert(self.parts().len(), part);
     }
 
     /// The next window the key hands over: the smallest `from`. A part's
@@ -247,30 +271,45 @@ impl<V> KeyParts<V> {
     }
 
     fn pop_front(&mut self) -> Option<Part<V>> {
-        let placeholder = Part {
-            start: 0,
-            from: 0,
-            accs: Accumulators::new(),
-        };
-        let part = std::mem::replace(self.held.get_mut(self.head)?, placeholder);
-        self.head += 1;
-        if self.head == self.held.len() {
-            self.held.clear();
-            self.head = 0;
-        } else if self.head * 2 > self.held.len() {
-            self.held.drain(..self.head);
-            self.head = 0;
+        match std::mem::take(self) {
+            KeyParts::Empty => None,
+            KeyParts::One(part) => Some(part),
+            KeyParts::Many(mut many) => {
+                let placeholder = Part {
+                    start: 0,
+                    from: 0,
+                    accs: Accumulators::new(),
+                };
+                let Some(first) = many.parts.get_mut(many.head) else {
+                    *self = KeyParts::Many(many);
+                    return None;
+                };
+                let part = std::mem::replace(first, placeholder);
+                many.head += 1;
+                *self = match many.parts.len() - many.head {
+                    0 => KeyParts::Empty,
+                    1 => many.parts.pop().map_or(KeyParts::Empty, KeyParts::One),
+                    _ => {
+                        if many.head * 2 > many.parts.len() {
+                            many.parts.drain(..many.head);
+                            many.head = 0;
+                        }
+                        KeyParts::Many(many)
+                    }
+                };
+                Some(part)
+            }
         }
-        Some(part)
     }
 
     fn heap_bytes(&self) -> usize {
-        let spilled = if self.held.spilled() {
-            self.held.capacity()
-        } else {
-            0
-        };
-        spilled * std::mem::size_of::<Part<V>>()
+        match self {
+            KeyParts::Many(many) => {
+                std::mem::size_of::<ManyParts<V>>()
+                    + many.parts.capacity() * std::mem::size_of::<Part<V>>()
+            }
+            _ => 0,
+        }
     }
 
     fn position(&self, start: u64, from: u64) -> std::result::Result<usize, usize> {
