@@ -2,7 +2,7 @@
 
 module WindowMachines
   # What {HoppingWindows}, {TumblingWindows} and {SessionWindows} share
-  # beyond their native methods: the hand-over loops, and reading a
+  # beyond their native methods: the hand-over enumerators, and reading a
   # checkpoint back.
   module Aggregating
     # Gives an including class {ClassMethods}.
@@ -43,7 +43,7 @@ module WindowMachines
     def each_closed(&block)
       return enum_for(:each_closed) unless block
 
-      hand_over_each(:take_closed, &block)
+      hand_over_each(true, &block)
     end
 
     # Hands over everything still held, closed or not, in closing order:
@@ -57,17 +57,7 @@ module WindowMachines
     def flush(&block)
       return enum_for(:flush) unless block
 
-      hand_over_each(:take_open, &block)
-    end
-
-    private
-
-    # Yields what `take` hands over until it hands over nothing.
-    def hand_over_each(take)
-      while (handed = send(take))
-        yield(*handed)
-      end
-      self
+      hand_over_each(false, &block)
     end
   end
 end

@@ -109,6 +109,10 @@ impl<T> State<T> {
     }
 }
 
+/// A window or session handed over, as Ruby sees it: key, start, end (or
+/// last event), result.
+type HandedOver = (Value, u64, u64, Value);
+
 /// A window or session handed over, with the ticket under which its
 /// accumulators stay marked in `in_flight`, if they hold objects.
 type InFlight = (Option<u64>, AggregateHandover<Held, Held>);
@@ -366,7 +370,11 @@ impl<W: Wraps> Methods<W> {
     }
 
     /// Hands over one window or session: `[key, start, end, result]`.
-    fn hand_over(ruby: &Ruby, rb_self: Value, closed_only: bool) -> Result<Option<RArray>, Error> {
+    fn hand_over(
+        ruby: &Ruby,
+        rb_self: Value,
+        closed_only: bool,
+    ) -> Result<Option<HandedOver>, Error> {
         let this = unfrozen::<W>(ruby, rb_self)?;
         let aggregation = this
             .guard()
@@ -419,13 +427,13 @@ impl<W: Wraps> Methods<W> {
         ))
     }
 
-    /// `[key, start, end, result]` of a window or session handed over.
+    /// Key, start, end and result of a window or session handed over.
     fn handed_over(
         ruby: &Ruby,
         this: &W,
         aggregation: &RubyAggregation,
         (ticket, handover): InFlight,
-    ) -> Result<Option<RArray>, Error> {
+    ) -> Result<Option<HandedOver>, Error> {
         // The key is a local from here on (the GC's stack scan keeps it);
         // the accumulators' objects stay marked in `in_flight` until converted.
         let key = ruby.get_inner(handover.key);
@@ -435,20 +443,32 @@ impl<W: Wraps> Methods<W> {
                 state.in_flight.retain(|(held, _)| *held != ticket);
             })?;
         }
-        Ok(Some(ruby.ary_new_from_values(&[
-            key,
-            ruby.integer_from_u64(handover.start).as_value(),
-            ruby.integer_from_u64(handover.end).as_value(),
-            result?,
-        ])))
+        Ok(Some((key, handover.start, handover.end, result?)))
     }
 
+    /// `take_closed`: `[key, start, end, result]` of the window that
+    /// closes first, if it has closed.
     pub fn take_closed(ruby: &Ruby, rb_self: Value) -> Result<Option<RArray>, Error> {
-        Self::hand_over(ruby, rb_self, true)
+        Ok(
+            Self::hand_over(ruby, rb_self, true)?.map(|(key, start, end, result)| {
+                ruby.ary_new_from_values(&[
+                    key,
+                    ruby.integer_from_u64(start).as_value(),
+                    ruby.integer_from_u64(end).as_value(),
+                    result,
+                ])
+            }),
+        )
     }
 
-    pub fn take_open(ruby: &Ruby, rb_self: Value) -> Result<Option<RArray>, Error> {
-        Self::hand_over(ruby, rb_self, false)
+    /// Yields key, start, end and result of every window handed over (only
+    /// closed ones if `closed_only`) until there is none: the loop behind
+    /// `each_closed` and `flush`, with no Array made per window.
+    pub fn hand_over_each(ruby: &Ruby, rb_self: Value, closed_only: bool) -> Result<Value, Error> {
+        while let Some((key, start, end, result)) = Self::hand_over(ruby, rb_self, closed_only)? {
+            let _: Value = ruby.yield_values((key, start, end, result))?;
+        }
+        Ok(rb_self)
     }
 
     pub fn current(ruby: &Ruby, rb_self: Value, key: Value) -> Result<RArray, Error> {
@@ -594,7 +614,10 @@ macro_rules! define_aggregating_methods {
         )?;
         class.define_method("add", method!(Methods::<$wraps>::add, -1))?;
         class.define_method("take_closed", method!(Methods::<$wraps>::take_closed, 0))?;
-        class.define_private_method("take_open", method!(Methods::<$wraps>::take_open, 0))?;
+        class.define_private_method(
+            "hand_over_each",
+            method!(Methods::<$wraps>::hand_over_each, 1),
+        )?;
         class.define_method("current", method!(Methods::<$wraps>::current, 1))?;
         class.define_method(
             "advance_watermark",

@@ -40,7 +40,7 @@ pub enum Error {
     TooManyHoppingWindows { size: u64, advance: u64, limit: u64 },
     /// A restored window that does not start where windows start.
     MisalignedWindow { start: u64 },
-    /// A key's restored windows out of order or given twice.
+    /// A key's restored windows (or pane parts) out of order.
     WindowsOutOfOrder { earlier: u64, later: u64 },
     /// Restored accumulators that do not fit the aggregators or the window.
     BadAccumulators { start: u64 },
@@ -157,7 +157,7 @@ impl fmt::Display for Error {
             }
             Error::WindowsOutOfOrder { earlier, later } => write!(
                 f,
-                "a key's windows must be sorted and distinct, got {earlier} then {later}"
+                "a key's windows must be sorted by start (then by first window), got {earlier} then {later}"
             ),
             Error::BadAccumulators { start } => write!(
                 f,

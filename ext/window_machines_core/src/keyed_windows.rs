@@ -182,12 +182,15 @@ struct Part<V> {
     accs: Accumulators<V>,
 }
 
-/// A key's parts, by pane then `from`. Most keys hold one at a time, kept
+/// A key's parts, by pane then `from` (two parts of a pane may come to
+/// share a `from` when a hand-over moves the earlier one on; they stay
+/// apart, and merge in order). Most keys hold one at a time, kept
 /// inline; more go to the heap, where parts dropped from the front (they
 /// are dropped in pane order) are skipped by `head` and dropped in bulk, so
 /// a pop never shifts the rest one by one.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 enum KeyParts<V> {
+    #[default]
     Empty,
     One(Part<V>),
     Many(Box<ManyParts<V>>),
@@ -197,12 +200,6 @@ enum KeyParts<V> {
 struct ManyParts<V> {
     parts: Vec<Part<V>>,
     head: usize,
-}
-
-impl<V> Default for KeyParts<V> {
-    fn default() -> Self {
-        KeyParts::Empty
-    }
 }
 
 impl<V> KeyParts<V> {
@@ -848,7 +845,13 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         if let Some(last) = held
             .and_then(|slot| self.keys.state(slot))
             .and_then(|held| held.back())
-            .filter(|last| (last.start, last.from) >= (start, from))
+            .filter(|last| {
+                // Parts of one pane share a `from` only once a hand-over
+                // moved one on, past the pane's first window.
+                let repeated =
+                    (last.start, last.from) == (start, from) && from == shape.first_window(start);
+                (last.start, last.from) > (start, from) || repeated
+            })
         {
             return Err(Error::WindowsOutOfOrder {
                 earlier: last.start,
