@@ -46,11 +46,12 @@ module WindowRuns
   # is only counted, so that timing the inserts is not disturbed by a growing
   # list for the garbage collector to walk.
   class Gem
-    attr_reader :tracker, :results
+    attr_reader :tracker, :results, :handed_sizes
 
     def initialize(tracker, collect:)
       @tracker = tracker
       @results = collect ? [] : nil
+      @handed_sizes = []
     end
 
     def insert(key, at) = @tracker.add(key, at)
@@ -65,10 +66,38 @@ module WindowRuns
                end
       before = results&.size
       watermark == DRAIN ? @tracker.flush(&handed) : @tracker.each_closed(&handed)
-      results ? results.size - before : count
+      (results ? results.size - before : count).tap { |size| @handed_sizes << size }
     end
 
     def late_count = @tracker.late_count
+  end
+
+  # A tracker that costs nothing: each hand_over hands over, as fresh
+  # Arrays, the next of `sizes` results of `results` (what another tracker
+  # handed over at the same point of the same stream). Its time is what any
+  # tracker pays in this benchmark around its own work: the loop, a call per
+  # event and per advance, and collecting the results.
+  class Replay
+    attr_reader :results
+
+    def initialize(results, sizes)
+      @source = results
+      @sizes = sizes.dup
+      @at = 0
+      @results = []
+    end
+
+    def insert(_key, _at) = true
+
+    def hand_over(_watermark)
+      size = @sizes.shift || 0
+      results = @results
+      @source[@at, size]&.each { |key, start, finish, result| results << [key, start, finish, result] }
+      @at += size
+      size
+    end
+
+    def late_count = 0
   end
 
   # What a Ruby programmer writes for counts per key and tumbling window,
