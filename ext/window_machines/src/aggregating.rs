@@ -404,6 +404,8 @@ impl<W: Wraps> Methods<W> {
                 .core()
                 .merge_all(pending.parts.clone(), &mut aggregation.ops(ruby, &mut keep))?
                 .unwrap_or_default();
+            // The merge may have frozen the tracker.
+            unfrozen::<W>(ruby, rb_self)?;
             let done = this.guard().write_unchanged(ruby, epoch, |state| {
                 hold_accs(rb_self, ruby, [&merged]);
                 state

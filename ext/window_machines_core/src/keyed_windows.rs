@@ -410,7 +410,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             .map(|part| &part.accs)
     }
 
-    /// The accumulators of the key's other parts that share a window with
+    /// The accumulators of the key's parts that share a window with
     /// the planned one, when `inputs` may have to be compared with their
     /// extremes: a Min or Max input the host cannot compare is refused
     /// when it comes, as it would be without panes.
@@ -427,8 +427,9 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         held.into_iter()
             .flat_map(|held| held.parts().iter())
             .filter(move |part| {
-                (part.start, part.from) != (plan.pane, plan.from)
-                    && shape.share_a_window((part.start, part.from), (plan.pane, plan.from))
+                // The event's own part too: a hand-over may have brought
+                // another part of its pane to the same first window.
+                shape.share_a_window((part.start, part.from), (plan.pane, plan.from))
             })
             .map(|part| &part.accs)
     }
