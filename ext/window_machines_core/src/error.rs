@@ -157,7 +157,7 @@ impl fmt::Display for Error {
             }
             Error::WindowsOutOfOrder { earlier, later } => write!(
                 f,
-                "a key's windows must be sorted by start (then by first window), got {earlier} then {later}"
+                "a key's windows must be sorted by start, a pane's first window not repeated, got {earlier} then {later}"
             ),
             Error::BadAccumulators { start } => write!(
                 f,

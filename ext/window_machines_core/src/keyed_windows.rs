@@ -182,9 +182,9 @@ struct Part<V> {
     accs: Accumulators<V>,
 }
 
-/// A key's parts, by pane then `from` (two parts of a pane may come to
-/// share a `from` when a hand-over moves the earlier one on; they stay
-/// apart, and merge in order). Most keys hold one at a time, kept
+/// A key's parts, by pane, and within a pane in the order they were made
+/// (see `position`). Two parts of a pane may come to share a `from` when
+/// a hand-over moves the earlier one on; they stay apart. Most keys hold one at a time, kept
 /// inline; more go to the heap, where parts dropped from the front (they
 /// are dropped in pane order) are skipped by `head` and dropped in bulk, so
 /// a pop never shifts the rest one by one.
@@ -309,12 +309,20 @@ impl<V> KeyParts<V> {
         }
     }
 
+    /// Where the event of pane `start` with first window `from` goes: into
+    /// the pane's newest part if that has the same `from`, or else a new
+    /// part after it. A pane's parts thus hold its events in arrival order,
+    /// the order they merge in, so equal timestamps keep arrival order.
     fn position(&self, start: u64, from: u64) -> std::result::Result<usize, usize> {
         let parts = self.parts();
-        // Events mostly land in the newest pane.
-        match parts.last() {
-            Some(last) if (last.start, last.from) < (start, from) => Err(parts.len()),
-            _ => parts.binary_search_by_key(&(start, from), |part| (part.start, part.from)),
+        let end = match parts.last() {
+            // Events mostly land in the newest pane.
+            Some(last) if last.start <= start => parts.len(),
+            _ => parts.partition_point(|part| part.start <= start),
+        };
+        match end.checked_sub(1).and_then(|at| Some((at, parts.get(at)?))) {
+            Some((at, newest)) if newest.start == start && newest.from == from => Ok(at),
+            _ => Err(end),
         }
     }
 
@@ -847,11 +855,12 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             .and_then(|slot| self.keys.state(slot))
             .and_then(|held| held.back())
             .filter(|last| {
-                // Parts of one pane share a `from` only once a hand-over
-                // moved one on, past the pane's first window.
+                // A pane's parts follow one another in the order they were
+                // made; two in a row share a `from` only once a hand-over
+                // moved the earlier one on, past the pane's first window.
                 let repeated =
                     (last.start, last.from) == (start, from) && from == shape.first_window(start);
-                (last.start, last.from) > (start, from) || repeated
+                last.start > start || repeated
             })
         {
             return Err(Error::WindowsOutOfOrder {
