@@ -376,21 +376,23 @@ impl<W: Wraps> Methods<W> {
         closed_only: bool,
     ) -> Result<Option<HandedOver>, Error> {
         let this = unfrozen::<W>(ruby, rb_self)?;
-        let aggregation = this
-            .guard()
-            .read(ruby, |state| Arc::clone(&state.aggregation))?;
         let mut keep = Keep::default();
         for _ in 0..MAX_TRIES {
+            // One borrow takes the window and the aggregation that converts
+            // it (a merge that re-enters may replace both before a retry).
             let taken = this.guard().write(ruby, |state| {
+                let aggregation = Arc::clone(&state.aggregation);
                 Some(match state.tracker.take(closed_only)? {
-                    Taken::Ready(handover) => Ok(state.in_flight(handover)),
-                    Taken::NeedsHost(pending) => Err(pending),
+                    Taken::Ready(handover) => (Ok(state.in_flight(handover)), aggregation),
+                    Taken::NeedsHost(pending) => (Err(pending), aggregation),
                 })
             })?;
-            let pending = match taken {
+            let (pending, aggregation) = match taken {
                 None => return Ok(None),
-                Some(Ok(ready)) => return Self::handed_over(ruby, this, &aggregation, ready),
-                Some(Err(pending)) => pending,
+                Some((Ok(ready), aggregation)) => {
+                    return Self::handed_over(ruby, this, &aggregation, ready)
+                }
+                Some((Err(pending), aggregation)) => (pending, aggregation),
             };
             // The parts' objects are the tracker's until it hands the window
             // over, which a merge that re-enters may make it do.
