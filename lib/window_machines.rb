@@ -19,6 +19,7 @@ require_relative "window_machines/aggregating"
 require_relative "window_machines/hopping_windows"
 require_relative "window_machines/tumbling_windows"
 require_relative "window_machines/session_windows"
+require_relative "window_machines/versioned_table"
 
 # Event-time windowing: which windows a timestamp belongs to, when a window
 # may close, and sessions of activity separated by a gap of silence.

@@ -61,7 +61,7 @@ impl OnLate {
         }
     }
 
-    fn each_object(&self, f: &mut dyn FnMut(Held)) {
+    pub fn each_object(&self, f: &mut dyn FnMut(Held)) {
         if let OnLate::Call(callable) = self {
             f(*callable);
         }

@@ -21,6 +21,8 @@ mod receiver;
 mod restore;
 mod session_windows;
 mod sessions;
+mod versioned_table;
+mod versioned_table_checkpoint;
 mod watermark;
 mod windows;
 
@@ -41,5 +43,6 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     keyed_sessions::define(ruby, module)?;
     keyed_windows::define(ruby, module)?;
     session_windows::define(ruby, module)?;
+    versioned_table::define(ruby, module)?;
     Ok(())
 }

@@ -44,6 +44,17 @@ pub enum Error {
     WindowsOutOfOrder { earlier: u64, later: u64 },
     /// Restored accumulators that do not fit the aggregators or the window.
     BadAccumulators { start: u64 },
+    /// A key's restored versions not in increasing time order.
+    VersionsOutOfOrder { earlier: u64, later: u64 },
+    /// A key's restored versions given in two places.
+    KeyRepeated,
+    /// A restored version newer than the stream time it was saved with.
+    VersionAfterStreamTime { timestamp: u64, stream_time: u64 },
+    /// Restored versions with no stream time: nothing was ever put.
+    VersionsWithoutStreamTime,
+    /// A restored version no query could reach any more, which a table
+    /// would have dropped.
+    ExpiredVersion { timestamp: u64, cutoff: u64 },
 }
 
 /// The broad class of an [`Error`], which bindings map onto their own
@@ -72,7 +83,12 @@ impl Error {
             | Error::OffsetPastStep { .. }
             | Error::MisalignedWindow { .. }
             | Error::WindowsOutOfOrder { .. }
-            | Error::BadAccumulators { .. } => ErrorKind::Argument,
+            | Error::BadAccumulators { .. }
+            | Error::VersionsOutOfOrder { .. }
+            | Error::KeyRepeated
+            | Error::VersionAfterStreamTime { .. }
+            | Error::VersionsWithoutStreamTime
+            | Error::ExpiredVersion { .. } => ErrorKind::Argument,
             Error::EndOverflow { .. } => ErrorKind::Range,
             Error::Late { .. } => ErrorKind::Late,
             Error::TooManyWindows { .. }
@@ -167,6 +183,25 @@ impl fmt::Display for Error {
             Error::TooManySpans { count, limit } => write!(
                 f,
                 "{count} sessions given, more than the {limit} a tracker holds"
+            ),
+            Error::VersionsOutOfOrder { earlier, later } => write!(
+                f,
+                "a key's versions must be in increasing time order, got {earlier} then {later}"
+            ),
+            Error::KeyRepeated => write!(f, "a key's versions must be given together, in one run"),
+            Error::VersionAfterStreamTime {
+                timestamp,
+                stream_time,
+            } => write!(
+                f,
+                "version at {timestamp} is newer than the stream time {stream_time}"
+            ),
+            Error::VersionsWithoutStreamTime => {
+                write!(f, "versions are given but the stream time is nil")
+            }
+            Error::ExpiredVersion { timestamp, cutoff } => write!(
+                f,
+                "version at {timestamp} is no longer reachable at the cutoff {cutoff}                  (stream time - history retention): a table would have dropped it"
             ),
         }
     }

@@ -14,6 +14,7 @@ mod session_windows;
 mod sessions;
 mod span;
 mod span_list;
+mod versioned_table;
 mod watermark;
 mod window;
 
@@ -31,5 +32,6 @@ pub use session_windows::{SessionPlan, SessionWindows};
 pub use sessions::Sessions;
 pub use span::{Insertion, Replaced, Span};
 pub use span_list::MAX_SESSIONS;
+pub use versioned_table::{Placed, Record, Version, VersionedTable};
 pub use watermark::Watermark;
 pub use window::{sliding, tumbling, SlidingWindows, Window, MAX_SLIDING_WINDOWS};
