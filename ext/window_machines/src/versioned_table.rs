@@ -142,8 +142,10 @@ enum Changed {
     Refused,
 }
 
+/// A query's timestamp: omitted or nil asks for the latest version.
 fn optional_timestamp(ruby: &Ruby, timestamp: Option<Value>) -> Result<Option<u64>, Error> {
     timestamp
+        .filter(|timestamp| !timestamp.is_nil())
         .map(|timestamp| to_u64(ruby, "timestamp", timestamp))
         .transpose()
 }
