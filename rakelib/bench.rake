@@ -17,6 +17,9 @@ namespace :bench do
 
   desc "Aggregating windows against KeyedSessions and plain Ruby (PARTNERS=1000000)"
   task(windows: :compile) { ruby "-Ilib", "bench/windows.rb" }
+
+  desc "VersionedTable against a Hash and a plain-Ruby versioned table (KEYS=1000000)"
+  task(versioned: :compile) { ruby "-Ilib", "bench/versioned.rb" }
 end
 
 desc "Run every benchmark"

@@ -107,7 +107,8 @@ module WindowMachines
     #     `timestamp` before the delete (as {#version} answered), or nil if
     #     there was none, it was a tombstone, or the delete was too old and
     #     dropped or handed to `on_late`.
-    #   @raise as {#put}.
+    #   @raise [FrozenError, TypeError, RangeError, LateEventError, RuntimeError]
+    #     as for {#put}.
 
     # @!method get(key, timestamp = nil)
     #   @param key [Object]

@@ -48,4 +48,33 @@ RSpec.describe "The runnable examples" do
     expect(output).to include("late: porto order at 12:00:40 (watermark 12:01:05), booked as a correction")
     expect(output).to end_with("1 order too late to count, 7.00 booked as corrections\n")
   end
+
+  it "versioned_rates_join.rb prices each order at the rate in force when it was placed, late rates included" do
+    output = run_example("versioned_rates_join.rb")
+    expect(output).to include("rate  EUR 1.0820 from 09:20: late, filed in history until 09:30")
+    expect(output).to include("order 3 EUR  50.00 placed 09:25: at 1.0820 = USD 54.10")
+    expect(output).to include("order 6 EUR  40.00 placed 09:50: no rate: over an hour before the newest rate (11:00)")
+    expect(output).to include("order 8 CHF  60.00 placed 09:35: at 1.1200 = USD 67.20")
+    expect(output).to include("rate  EUR 1.0830 from 09:55: refused: over an hour before the newest rate (11:00)")
+    expect(output).to include("  EUR: 1.0850 09:30-11:00, 1.0900 11:00-now\n  GBP: 1.2650 10:00-now\n")
+    expect(output).to end_with("1 rate refused\n")
+  end
+
+  it "versioned_aggregate.rb totals the current prices per category and skips out-of-order updates" do
+    output = run_example("versioned_aggregate.rb")
+    expect(output).to match(/^tea-01 09:05  tea 4\.70, out of order \(until 09:10\): skipped +totals: tea 10\.80, mugs 12\.00$/)
+    expect(output).to match(/^mug-01 09:18  removed, out of order \(until 09:20\): skipped +totals: tea 4\.80, mugs 11\.00, gifts 6\.50$/)
+    expect(output).to match(/^tea-02 08:55  refused: over half an hour before 09:30 +totals: tea 0\.00, mugs 11\.00, gifts 6\.50$/)
+    expect(output).to include("totals match the latest version of every product: true")
+    expect(output).to end_with("1 update refused; 10 versions held, tombstones included\n")
+  end
+
+  it "versioned_table_join.rb emits a label for each in-order update and none for an out-of-order one" do
+    output = run_example("versioned_table_join.rb")
+    expect(output).to include("addresses c1 09:10 Avenida da Liberdade 2, Lisbon -> nothing: out of order, 09:30's is newer")
+    expect(output).to include("names     c1 09:40 Ana Lima Sousa                 -> label from 09:40: Ana Lima Sousa, Rua do Ouro 5, Lisbon")
+    expect(output).to include("addresses c2 09:50 (removed)                      -> label withdrawn")
+    expect(output).to include("addresses c1 09:20 (removed)                      -> nothing: out of order, 09:30's is newer")
+    expect(output).to end_with("the same as joining the latest names and addresses: true\n")
+  end
 end

@@ -9,11 +9,12 @@
 //! query that old is answered only by the latest version. So no query can
 //! reach a version whose validity ended at or before `stream time -
 //! retention`, nor a latest tombstone that old; such versions are dropped as
-//! the stream time passes them, through an index of each key's next expiry
-//! (the closing queue the windowed trackers use), never by a sweep over the
-//! keys. A key left with nothing is released.
+//! the stream time passes them, through a heap of each key's next expiry,
+//! never by a sweep over the keys. A key left with nothing is released.
 
-use crate::closing_queue::ClosingQueue;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use crate::error::{Error, Result};
 use crate::key_slots::{KeyLookup, KeySlot, KeySlots};
 
@@ -50,8 +51,12 @@ pub struct VersionedTable<K, V> {
     late_count: u64,
     keys: KeySlots<K, Vec<Version<V>>>,
     /// Each key under the stream-time cutoff at which its oldest version
-    /// (or its latest tombstone) stops being reachable.
-    expiring: ClosingQueue,
+    /// (or its latest tombstone) stops being reachable, earliest first. A
+    /// heap rather than the windowed trackers' closing queue: expiry times
+    /// are as many as the versions, not a few window ends, and a heap
+    /// entry is 16 bytes with no bucket around it. Entries go stale when a
+    /// key's next expiry moves, and are skipped when they come due.
+    expiring: BinaryHeap<Reverse<(u64, KeySlot)>>,
     versions: usize,
     /// The key restored last, while a checkpoint is read.
     restoring: Option<KeySlot>,
@@ -107,7 +112,7 @@ impl<K, V> VersionedTable<K, V> {
             stream_time: None,
             late_count: 0,
             keys: KeySlots::default(),
-            expiring: ClosingQueue::default(),
+            expiring: BinaryHeap::new(),
             versions: 0,
             restoring: None,
         }
@@ -245,7 +250,7 @@ impl<K, V> VersionedTable<K, V> {
         let moved = next_expiry(versions);
         if moved != expiry {
             if let Some(due) = moved {
-                self.expiring.push(due, slot);
+                self.expiring.push(Reverse((due, slot)));
             }
         }
         Ok(placed)
@@ -256,25 +261,22 @@ impl<K, V> VersionedTable<K, V> {
         let Some(cutoff) = self.cutoff() else {
             return;
         };
-        loop {
-            let keys = &self.keys;
-            let Some((_, slot)) = self.expiring.peek_closed(
-                Some(cutoff),
-                |due, slot| keys.state(slot).and_then(|held| next_expiry(held)) == Some(due),
-                |slot| slot.index() as u64,
-            ) else {
+        while let Some(&Reverse((due, slot))) = self.expiring.peek() {
+            if due > cutoff {
                 break;
-            };
-            self.expiring.remove_first();
-            self.expire_key(slot, cutoff);
+            }
+            self.expiring.pop();
+            let live = self.keys.state(slot).and_then(|held| next_expiry(held)) == Some(due);
+            if live {
+                self.expire_key(slot, cutoff);
+            }
         }
-        if self.expiring.is_mostly_stale(self.keys.len()) {
-            let live = self
+        if self.expiring.len() > 2 * self.keys.len() + 64 {
+            self.expiring = self
                 .keys
                 .iter()
-                .filter_map(|(slot, _, versions)| Some((next_expiry(versions)?, slot)))
+                .filter_map(|(slot, _, versions)| Some(Reverse((next_expiry(versions)?, slot))))
                 .collect();
-            self.expiring.rebuild(live);
         }
     }
 
@@ -296,7 +298,7 @@ impl<K, V> VersionedTable<K, V> {
             }
             held => {
                 if let Some(due) = next_expiry(held) {
-                    self.expiring.push(due, slot);
+                    self.expiring.push(Reverse((due, slot)));
                 }
             }
         }
@@ -366,7 +368,9 @@ impl<K, V> VersionedTable<K, V> {
             .iter()
             .map(|(_, _, versions)| versions.capacity() * std::mem::size_of::<Version<V>>())
             .sum();
-        self.keys.heap_bytes() + self.expiring.heap_bytes() + versions
+        self.keys.heap_bytes()
+            + self.expiring.capacity() * std::mem::size_of::<Reverse<(u64, KeySlot)>>()
+            + versions
     }
 
     /// An empty table to read a checkpoint into: [`VersionedTable::restore`]
@@ -435,9 +439,9 @@ impl<K, V> VersionedTable<K, V> {
                     cutoff: cutoff.unwrap_or_default(),
                 });
             }
-            live.push((due, slot));
+            live.push(Reverse((due, slot)));
         }
-        self.expiring.rebuild(live);
+        self.expiring = BinaryHeap::from(live);
         Ok(())
     }
 }
