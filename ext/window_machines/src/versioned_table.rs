@@ -2,10 +2,14 @@
 //! Keys are found by key_lookup.rs, keys and values held by held.rs, and
 //! checkpoints read and written by versioned_table_checkpoint.rs.
 
+use std::num::NonZeroU64;
+
 use magnus::{
-    gc, method, prelude::*, scan_args::get_kwargs, scan_args::scan_args, typed_data::Obj,
-    value::Opaque, DataTypeFunctions, Error, RArray, RHash, RModule, Ruby, TypedData, Value,
+    gc, method, prelude::*, rb_sys::AsRawValue, rb_sys::FromRawValue, scan_args::get_kwargs,
+    scan_args::scan_args, typed_data::Obj, value::Opaque, DataTypeFunctions, Error, RArray, RHash,
+    RModule, Ruby, TypedData, Value,
 };
+use rb_sys::VALUE;
 use window_machines_core::{
     Error as CoreError, KeyLookup, KeySlot, Placed, Record, VersionedTable,
 };
@@ -21,7 +25,35 @@ use crate::restore::{self, Stateful};
 use crate::versioned_table_checkpoint as saved;
 
 type Held = Opaque<Value>;
-pub type Table = VersionedTable<Held, Held>;
+pub type Table = VersionedTable<Held, StoredValue>;
+
+/// A value the table holds, stored with a niche so that a version (a value
+/// or a tombstone, `Option<StoredValue>`) takes 8 bytes rather than 16.
+/// The VALUE is kept XORed with `Qundef`, which no Ruby object is, so the
+/// stored word is never zero.
+#[derive(Clone, Copy)]
+pub struct StoredValue(NonZeroU64);
+
+impl StoredValue {
+    const UNDEF: VALUE = rb_sys::Qundef as VALUE;
+
+    /// `None` only for `Qundef`, which Ruby never hands a method.
+    pub fn new(value: Value) -> Option<StoredValue> {
+        let raw: VALUE = value.as_raw();
+        NonZeroU64::new(raw ^ Self::UNDEF).map(StoredValue)
+    }
+
+    pub fn value(self) -> Value {
+        // SAFETY: the word was made by `new` from a live VALUE, and the
+        // table that stores it marks it (so it is alive and unmoved) for as
+        // long as it holds it; callers read it while the table holds it.
+        unsafe { Value::from_raw(self.0.get() ^ Self::UNDEF) }
+    }
+
+    pub fn held(self) -> Held {
+        self.value().into()
+    }
+}
 
 /// The table and what to do with a change older than its retention.
 #[derive(Clone)]
@@ -61,7 +93,7 @@ impl HoldsObjects for State {
         self.table.each_held(|key, versions| {
             f(*key);
             for value in versions.iter().filter_map(|version| version.value) {
-                f(value);
+                f(value.held());
             }
         });
     }
@@ -125,9 +157,9 @@ pub fn record_array(ruby: &Ruby, record: Record<Value>) -> RArray {
 
 /// A record with its value as a local, which the GC's stack scan keeps
 /// alive (and in place) even once the table lets go of it.
-fn local(ruby: &Ruby, record: Record<&Held>) -> Record<Value> {
+fn local(record: Record<&StoredValue>) -> Record<Value> {
     Record {
-        value: ruby.get_inner(*record.value),
+        value: record.value.value(),
         valid_from: record.valid_from,
         valid_to: record.valid_to,
     }
@@ -178,10 +210,13 @@ impl RbVersionedTable {
             let table = &mut state.table;
             match value {
                 Some(value) => {
-                    let value = hold(rb_self, value);
-                    table
-                        .put(found.slot, found.hash, make_key, Some(value), timestamp)
-                        .map(Changed::Put)
+                    hold(rb_self, value);
+                    match StoredValue::new(value) {
+                        Some(value) => table
+                            .put(found.slot, found.hash, make_key, Some(value), timestamp)
+                            .map(Changed::Put),
+                        None => Ok(Changed::Refused),
+                    }
                 }
                 None => table
                     .delete(found.slot, found.hash, make_key, timestamp)
@@ -189,7 +224,7 @@ impl RbVersionedTable {
                         // The replaced value may no longer be held: from
                         // here on it is a local, which the stack scan keeps.
                         Changed::Deleted(before.map(|record| Record {
-                            value: ruby.get_inner(record.value),
+                            value: record.value.value(),
                             valid_from: record.valid_from,
                             valid_to: record.valid_to,
                         }))
@@ -264,7 +299,7 @@ impl RbVersionedTable {
             state
                 .table
                 .version(slot, timestamp)
-                .map(|record| local(ruby, record))
+                .map(|record| local(record))
         })
     }
 
@@ -291,7 +326,7 @@ impl RbVersionedTable {
             state
                 .table
                 .history(slot)
-                .map(|record| local(ruby, record))
+                .map(|record| local(record))
                 .collect()
         })?;
         let array = ruby.ary_new_capa(records.len());
@@ -311,11 +346,7 @@ impl RbVersionedTable {
                 .slots()
                 .into_iter()
                 .filter_map(|slot| Some((ruby.get_inner(*table.key(slot)?), slot)))
-                .flat_map(|(key, slot)| {
-                    table
-                        .history(slot)
-                        .map(move |record| (key, local(ruby, record)))
-                })
+                .flat_map(|(key, slot)| table.history(slot).map(move |record| (key, local(record))))
                 .collect()
         })?;
         let array = ruby.ary_new_capa(rows.len());

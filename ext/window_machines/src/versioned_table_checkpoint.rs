@@ -16,7 +16,7 @@ use crate::hash_key::json_problem;
 use crate::held::{hold, Keep};
 use crate::key_lookup::file_under;
 use crate::restore::Stateful;
-use crate::versioned_table::{RbVersionedTable, State, Table};
+use crate::versioned_table::{RbVersionedTable, State, StoredValue, Table};
 
 const FIELDS: [&str; 5] = [
     "history_retention",
@@ -48,7 +48,7 @@ pub fn dump(ruby: &Ruby, this: &RbVersionedTable, form: Form) -> Result<RHash, E
                     let versions = versions
                         .iter()
                         .map(|version| {
-                            let value = version.value.map(|value| ruby.get_inner(value));
+                            let value = version.value.map(StoredValue::value);
                             (version.timestamp, value)
                         })
                         .collect();
@@ -137,7 +137,10 @@ pub fn restore(ruby: &Ruby, fresh: Obj<RbVersionedTable>, input: Value) -> Resul
             keep.push(ruby, value)?;
         }
         file_under(ruby, owner, &fresh.0, key, |state, found, make_key| {
-            let value = value.map(|value| hold(owner, value));
+            let value = value.and_then(|value| {
+                hold(owner, value);
+                StoredValue::new(value)
+            });
             let version = Version { timestamp, value };
             state
                 .table
