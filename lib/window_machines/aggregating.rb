@@ -59,5 +59,23 @@ module WindowMachines
 
       hand_over_each(false, &block)
     end
+
+    # Ends the input: the watermark moves to 2**64-1 ({Watermark::END_OF_TIME})
+    # whatever the `watermark:` mode, so every window (or session) held has
+    # closed, and each is handed over in closing order. The tracker is then
+    # empty, and an event added after it is late.
+    # @yieldparam key [Object]
+    # @yieldparam start [Integer]
+    # @yieldparam finish [Integer]
+    # @yieldparam result [Object]
+    # @return [self, Enumerator] self; an Enumerator without a block, which
+    #   ends the input when it is iterated.
+    # @raise [FrozenError] if the tracker is frozen.
+    def finish(&block)
+      return enum_for(:finish) unless block
+
+      end_input
+      hand_over_each(true, &block)
+    end
   end
 end

@@ -49,5 +49,14 @@ module WindowMachines
   # or key, a total past `max_sessions`, a sliding configuration that puts
   # a timestamp in more than 32 windows, or a checkpoint with more sessions
   # than a tracker holds.
-  class CapacityError < RangeError; end
+  class CapacityError < RangeError
+    # @return [Integer, nil] the capacity that would have been exceeded (32
+    #   sessions or sliding windows, `max_sessions`, ...).
+    attr_reader :limit
+    # @return [Integer, nil] the timestamp of the refused event, when an
+    #   event was refused (not a configuration or a checkpoint).
+    attr_reader :timestamp
+    # @return [Object, nil] the refused event's key, for keyed trackers.
+    attr_reader :key
+  end
 end

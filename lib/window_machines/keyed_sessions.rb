@@ -239,6 +239,28 @@ module WindowMachines
       self
     end
 
+    # Ends the input: moves the watermark to 2**64-1
+    # ({Watermark::END_OF_TIME}), where every session has closed, and hands
+    # them all over as {#each_closed} does. The tracker is then empty, and
+    # an insert after it is late.
+    #
+    # @overload finish
+    #   @yieldparam key [Object]
+    #   @yieldparam first [Integer]
+    #   @yieldparam last [Integer]
+    #   @yieldreturn [void]
+    #   @return [self]
+    # @overload finish
+    #   @return [Enumerator] an Enumerator that ends the input when it is
+    #     iterated.
+    # @raise [FrozenError] if the tracker is frozen.
+    def finish(&block)
+      return enum_for(:finish) unless block
+
+      advance_watermark(Watermark::END_OF_TIME)
+      each_closed(&block)
+    end
+
     # @param other [Object]
     # @return [Boolean] true if `other` is a tracker of the same class with
     #   the same gap, limit, watermark, keys (in the order they were first

@@ -112,5 +112,16 @@ module WindowMachines
     # @!method inspect
     #   @return [String] the class and the value, e.g.
     #     `#<WindowMachines::Watermark value=22>`.
+
+    # The largest timestamp, where every window and session has closed: what
+    # each tracker's `finish` moves its watermark to.
+    END_OF_TIME = 2**64 - 1
+
+    # Ends the input: advances to {END_OF_TIME}, where every window closes.
+    # @return [Boolean] true if the watermark moved.
+    # @raise [FrozenError] if the watermark is frozen.
+    def finish
+      advance(END_OF_TIME)
+    end
   end
 end

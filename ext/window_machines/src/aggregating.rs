@@ -14,7 +14,7 @@ use window_machines_core::{
 
 use crate::aggregation::{refusal, Held, Keep, RubyAggregation};
 use crate::convert::{optional, to_u64};
-use crate::errors::{invalid_argument, late_event, OrRaise};
+use crate::errors::{invalid_argument, late_event, or_raise_event, OrRaise};
 use crate::guard::Guard;
 use crate::held::{hold, HoldsObjects};
 use crate::key_lookup::{file_under, file_under_computed, find, MAX_TRIES};
@@ -285,7 +285,9 @@ impl<W: Wraps> Methods<W> {
         match outcome {
             Outcome::Added => Ok(true),
             Outcome::Nowhere | Outcome::NeedsRuby => Ok(false),
-            Outcome::Refused(Refusal::Host(error)) => Err(error).or_raise(ruby),
+            Outcome::Refused(Refusal::Host(error)) => {
+                or_raise_event(Err(error), ruby, timestamp, Some(key))
+            }
             Outcome::Refused(Refusal::NotNumeric { kind }) => {
                 Err(refusal(ruby, Refusal::NotNumeric { kind }))
             }
@@ -515,6 +517,13 @@ impl<W: Wraps> Methods<W> {
         Ok(array)
     }
 
+    /// Ends the input (see [`Aggregating::finish`]); `finish` in Ruby then
+    /// hands everything over.
+    pub fn end_input(ruby: &Ruby, rb_self: Value) -> Result<(), Error> {
+        let this = unfrozen::<W>(ruby, rb_self)?;
+        this.guard().write(ruby, |state| state.tracker.finish())
+    }
+
     pub fn advance_watermark(ruby: &Ruby, rb_self: Value, timestamp: Value) -> Result<bool, Error> {
         let this = unfrozen::<W>(ruby, rb_self)?;
         let timestamp = to_u64(ruby, "timestamp", timestamp)?;
@@ -628,6 +637,7 @@ macro_rules! define_aggregating_methods {
             method!(Methods::<$wraps>::advance_watermark, 1),
         )?;
         class.define_method("watermark", method!(Methods::<$wraps>::watermark, 0))?;
+        class.define_private_method("end_input", method!(Methods::<$wraps>::end_input, 0))?;
         class.define_method("late_count", method!(Methods::<$wraps>::late_count, 0))?;
         class.define_method("size", method!(Methods::<$wraps>::held, 0))?;
         class.define_method("key_count", method!(Methods::<$wraps>::key_count, 0))?;

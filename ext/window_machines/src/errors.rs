@@ -58,35 +58,41 @@ impl<T> OrRaise<T> for Result<T, CoreError> {
     }
 }
 
-/// [`OrRaise`] for a keyed call: a LateEventError names the event's key.
-pub fn or_raise_keyed<T>(
+/// [`OrRaise`] for a call about one event: a LateEventError or
+/// CapacityError names the event's timestamp and key (nil for a tracker
+/// without keys).
+pub fn or_raise_event<T>(
     result: Result<T, CoreError>,
     ruby: &Ruby,
-    key: Value,
+    timestamp: u64,
+    key: Option<Value>,
 ) -> Result<T, Error> {
     result.map_err(|error| match error {
         CoreError::Late {
             timestamp,
             watermark,
-        } => late_event(ruby, timestamp, watermark, Some(key)),
+        } => late_event(ruby, timestamp, watermark, key),
+        other if other.kind() == ErrorKind::Capacity => capacity(ruby, other, Some(timestamp), key),
         other => refused(ruby, other),
     })
 }
 
 /// The Ruby error for a call the core refused.
 fn refused(ruby: &Ruby, error: CoreError) -> Error {
-    if let CoreError::Late {
-        timestamp,
-        watermark,
-    } = error
-    {
-        return late_event(ruby, timestamp, watermark, None);
-    }
     let class = match error.kind() {
         ErrorKind::Argument => class(ruby, |c| c.argument),
         ErrorKind::Range => class(ruby, |c| c.range),
-        ErrorKind::Late => class(ruby, |c| c.late_event),
-        ErrorKind::Capacity => class(ruby, |c| c.capacity),
+        ErrorKind::Late => {
+            if let CoreError::Late {
+                timestamp,
+                watermark,
+            } = error
+            {
+                return late_event(ruby, timestamp, watermark, None);
+            }
+            class(ruby, |c| c.late_event)
+        }
+        ErrorKind::Capacity => return capacity(ruby, error, None, None),
     };
     Error::new(class, error.to_string())
 }
@@ -99,22 +105,52 @@ pub fn late_event(ruby: &Ruby, timestamp: u64, watermark: u64, key: Option<Value
         watermark,
     }
     .to_string();
-    let made = class(ruby, |c| c.late_event).new_instance((message,));
+    with_readers(
+        ruby,
+        class(ruby, |c| c.late_event),
+        message,
+        &[
+            ("@timestamp", ruby.integer_from_u64(timestamp).as_value()),
+            ("@watermark", ruby.integer_from_u64(watermark).as_value()),
+            ("@key", key.unwrap_or_else(|| ruby.qnil().as_value())),
+        ],
+    )
+}
+
+/// A CapacityError whose `limit` reader says what would have been
+/// exceeded, and `timestamp` and `key` which event did it, if one did.
+fn capacity(ruby: &Ruby, error: CoreError, timestamp: Option<u64>, key: Option<Value>) -> Error {
+    let nil = ruby.qnil().as_value();
+    let integer =
+        |value: Option<u64>| value.map_or(nil, |value| ruby.integer_from_u64(value).as_value());
+    with_readers(
+        ruby,
+        class(ruby, |c| c.capacity),
+        error.to_string(),
+        &[
+            ("@limit", integer(error.limit())),
+            ("@timestamp", integer(timestamp)),
+            ("@key", key.unwrap_or(nil)),
+        ],
+    )
+}
+
+/// An instance of `class` with `message`, its instance variables set.
+fn with_readers(
+    ruby: &Ruby,
+    class: ExceptionClass,
+    message: String,
+    ivars: &[(&str, Value)],
+) -> Error {
+    let made = class.new_instance((message,));
     let Ok(error) = made else {
         return made
             .err()
-            .unwrap_or_else(|| Error::new(ruby.exception_runtime_error(), "late event"));
+            .unwrap_or_else(|| Error::new(ruby.exception_runtime_error(), "refused"));
     };
-    let key = key.unwrap_or_else(|| ruby.qnil().as_value());
-    let set = [
-        ("@timestamp", ruby.integer_from_u64(timestamp).as_value()),
-        ("@watermark", ruby.integer_from_u64(watermark).as_value()),
-        ("@key", key),
-    ]
-    .into_iter()
-    .try_for_each(|(name, value)| {
+    let set = ivars.iter().try_for_each(|(name, value)| {
         error
-            .funcall::<_, _, Value>("instance_variable_set", (ruby.to_symbol(name), value))
+            .funcall::<_, _, Value>("instance_variable_set", (ruby.to_symbol(name), *value))
             .map(drop)
     });
     match set {

@@ -10,7 +10,7 @@ use window_machines_core::{KeyedSessions, Span};
 
 use crate::checkpoint;
 use crate::convert::{inserted, optional, spans_array, to_u64};
-use crate::errors::{or_raise_keyed, OrRaise};
+use crate::errors::{or_raise_event, OrRaise};
 use crate::guard::Guard;
 use crate::held::{self, HoldsObjects};
 use crate::key_lookup::{file_under, find};
@@ -97,12 +97,13 @@ impl RbKeyedSessions {
     fn insert(ruby: &Ruby, rb_self: Value, key: Value, timestamp: Value) -> Result<RArray, Error> {
         let this = unfrozen::<Self>(ruby, rb_self)?;
         let timestamp = to_u64(ruby, "timestamp", timestamp)?;
-        let done = or_raise_keyed(
+        let done = or_raise_event(
             file_under(ruby, rb_self, &this.0, key, |tracker, found, make_key| {
                 tracker.insert(found.slot, found.hash, make_key, timestamp)
             })?,
             ruby,
-            key,
+            timestamp,
+            Some(key),
         )?;
         inserted(ruby, done.insertion)
     }

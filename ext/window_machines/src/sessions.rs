@@ -8,7 +8,7 @@ use window_machines_core::Sessions;
 
 use crate::checkpoint;
 use crate::convert::{inserted, optional, optional_span, spans_array, to_u64};
-use crate::errors::OrRaise;
+use crate::errors::{or_raise_event, OrRaise};
 use crate::guard::Guard;
 use crate::identity::{same_class, state_hash};
 use crate::receiver::{define_class, unfrozen, unwrap};
@@ -67,10 +67,12 @@ impl RbSessions {
     fn insert(ruby: &Ruby, rb_self: Value, timestamp: Value) -> Result<RArray, Error> {
         let this = unfrozen::<Self>(ruby, rb_self)?;
         let timestamp = to_u64(ruby, "timestamp", timestamp)?;
-        let insertion = this
-            .0
-            .write(ruby, |sessions| sessions.insert(timestamp))?
-            .or_raise(ruby)?;
+        let insertion = or_raise_event(
+            this.0.write(ruby, |sessions| sessions.insert(timestamp))?,
+            ruby,
+            timestamp,
+            None,
+        )?;
         inserted(ruby, insertion)
     }
 

@@ -78,6 +78,9 @@ pub trait Aggregating<K, V>: KeyLookup<Key = K> {
     fn plan(&self, slot: Option<KeySlot>, timestamp: u64) -> Result<Planned<Self::Plan>>;
     /// Counts a late event, whatever the caller then does with it.
     fn count_late(&mut self);
+    /// Ends the input: the watermark moves to `u64::MAX`, so every window
+    /// (or session) held has closed.
+    fn finish(&mut self);
     /// Whether applying the event needs the host.
     fn needs_ops(&self, slot: Option<KeySlot>, plan: Self::Plan, inputs: &[Input<V>]) -> bool;
     /// Copies of the accumulators the event with `inputs` starts from (and

@@ -72,6 +72,21 @@ pub enum ErrorKind {
 }
 
 impl Error {
+    /// The capacity a [`ErrorKind::Capacity`] error would have exceeded.
+    #[must_use]
+    pub fn limit(&self) -> Option<u64> {
+        match *self {
+            Error::TooManyWindows { .. } => u64::try_from(crate::MAX_SLIDING_WINDOWS).ok(),
+            Error::TooManySessions { limit } | Error::TooManySpans { limit, .. } => {
+                u64::try_from(limit).ok()
+            }
+            Error::TooManyKeys { limit } | Error::TooManyHoppingWindows { limit, .. } => {
+                Some(limit)
+            }
+            _ => None,
+        }
+    }
+
     #[must_use]
     pub fn kind(&self) -> ErrorKind {
         match self {

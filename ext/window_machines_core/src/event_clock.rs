@@ -30,6 +30,9 @@ pub struct EventClock {
     trail: Trail,
     grace: u64,
     time: Watermark,
+    /// Set by [`EventClock::finish`]; not part of a checkpoint, since a
+    /// finished tracker holds nothing.
+    ended: bool,
 }
 
 impl EventClock {
@@ -40,6 +43,7 @@ impl EventClock {
             trail,
             grace,
             time: Watermark::new(time),
+            ended: false,
         }
     }
 
@@ -80,6 +84,9 @@ impl EventClock {
     }
 
     fn watermark_at(&self, time: Option<u64>) -> Option<u64> {
+        if self.ended {
+            return Some(u64::MAX);
+        }
         let time = time?;
         match (self.trail, self.mode) {
             (Trail::Windows, _) => Some(time.saturating_sub(self.grace)),
@@ -98,6 +105,12 @@ impl EventClock {
     }
 
     /// Records an event that was applied.
+    /// Ends the input, whatever the mode: the watermark is `u64::MAX` from
+    /// now on, so every window has closed and every event is late.
+    pub fn finish(&mut self) {
+        self.ended = true;
+    }
+
     pub fn observe(&mut self, timestamp: u64) {
         if self.mode == ClockMode::Stream {
             self.time.advance(timestamp);
@@ -117,6 +130,21 @@ impl EventClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_end_of_time_holds_nothing_back() {
+        for (mode, trail) in [
+            (ClockMode::Stream, Trail::Windows),
+            (ClockMode::Stream, Trail::Sessions),
+            (ClockMode::Manual, Trail::Windows),
+            (ClockMode::Manual, Trail::Sessions),
+        ] {
+            let mut clock = EventClock::new(mode, trail, 10, Some(50));
+            clock.finish();
+            assert_eq!(clock.watermark(), Some(u64::MAX));
+            assert_eq!(clock.watermark_after(3), Some(u64::MAX));
+        }
+    }
 
     #[test]
     fn windows_trail_stream_time_by_grace_saturating() {

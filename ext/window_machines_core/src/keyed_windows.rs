@@ -712,6 +712,10 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         self.clock.advance(time)
     }
 
+    fn finish(&mut self) {
+        self.clock.finish();
+    }
+
     fn take(&mut self, closed_only: bool) -> Option<Taken<K, V>> {
         let watermark = if closed_only {
             self.clock.watermark()

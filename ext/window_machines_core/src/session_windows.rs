@@ -286,6 +286,11 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         Some(moved)
     }
 
+    fn finish(&mut self) {
+        self.clock.finish();
+        self.sessions.advance_watermark(u64::MAX);
+    }
+
     fn take(&mut self, closed_only: bool) -> Option<Taken<K, V>> {
         let handover = self.sessions.take_first(closed_only)?;
         let held = self.accs.get_mut(handover.slot.index())?;
