@@ -3,6 +3,7 @@
 require_relative "window_machines/version"
 require_relative "window_machines/errors"
 require_relative "window_machines/aggregate"
+require_relative "window_machines/clock"
 
 begin
   # A precompiled gem ships one extension per Ruby minor version.
@@ -20,6 +21,8 @@ require_relative "window_machines/hopping_windows"
 require_relative "window_machines/tumbling_windows"
 require_relative "window_machines/session_windows"
 require_relative "window_machines/versioned_table"
+require_relative "window_machines/clocked"
+require_relative "window_machines/watermark_strategy"
 
 # Event-time windowing: which windows a timestamp belongs to, when a window
 # may close, and sessions of activity separated by a gap of silence.

@@ -60,5 +60,35 @@ end
 ReadmeCheck.check "aggregating current", views.current("ana"), [[60, 120, 1]]
 ReadmeCheck.check "aggregating flush", views.flush.to_a, [["ana", 60, 120, 1], ["ben", 60, 120, 1]]
 
+rates = WindowMachines::VersionedTable.new(60)
+ReadmeCheck.check "versioned puts", [rates.put("EUR", 1.08, 100), rates.put("EUR", 1.12, 130), rates.put("EUR", 1.09, 120)],
+                  [nil, nil, 130]
+ReadmeCheck.check "versioned gets", [rates.get("EUR"), rates.get("EUR", 125), rates.get("EUR", 99), rates.version("EUR", 110)],
+                  [1.12, 1.09, nil, [1.08, 100, 120]]
+ReadmeCheck.check "versioned retention", [rates.put("EUR", 1.11, 200), rates.history("EUR"), rates.get("EUR", 150),
+                                          rates.get("EUR", 135)], [nil, [[1.12, 130, 200], [1.11, 200, nil]], 1.12, nil]
+begin
+  rates.put("EUR", 1.07, 139)
+  abort "README example late put: nothing raised"
+rescue WindowMachines::LateEventError => e
+  ReadmeCheck.check "versioned late", [e.timestamp, e.watermark, e.key], [139, 139, "EUR"]
+end
+ReadmeCheck.check "versioned delete", [rates.delete("EUR", 210), rates.get("EUR"), rates.get("EUR", 205)],
+                  [[1.11, 200, nil], nil, 1.11]
+
+clock = WindowMachines::Clock.new(:ms)
+ReadmeCheck.check "clock", [clock.ticks(Time.utc(2026, 12, 1, 9)), clock.length(30), clock.time(1_796_115_660_000)],
+                  [1_796_115_600_000, 30, Time.utc(2026, 12, 1, 9, 1)]
+orders = WindowMachines::TumblingWindows.new(60_000, grace: 120_000, clock: clock,
+                                             aggregate: WindowMachines::Aggregate::Count.new)
+ReadmeCheck.check "clocked add", [orders.add("shop-1", Time.utc(2026, 12, 1, 9, 0, 30)), orders.current("shop-1")],
+                  [true, [[1_796_115_600_000, 1_796_115_660_000, 1]]]
+strategy = WindowMachines::WatermarkStrategy.bounded(10, idle_after: 30)
+ReadmeCheck.check "strategy", [strategy.observe(95, source: 0), strategy.observe(60, source: 1),
+                               strategy.observe(99, source: 1), strategy.value], [85, 85, 85, 85]
+finished = WindowMachines::Sessions.new(5)
+[3, 10, 30].each { |at| finished.insert(at) }
+ReadmeCheck.check "finish", finished.finish.to_a, [[3, 3], [10, 10], [30, 30]]
+
 puts "README examples pass with window_machines #{WindowMachines::VERSION} from " \
      "#{$LOADED_FEATURES.grep(/window_machines\.so\z/).first}"

@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+require "open3"
+require "rbconfig"
+
 # Every example of the reference README, run as printed. Where the README
 # names only the plain Ruby class (ArgumentError, RangeError), that is what
 # these examples rescue, so `rescue ArgumentError` is shown to keep working.
@@ -145,6 +148,18 @@ RSpec.describe "README examples" do
       expect { sessions.insert(1) }.to raise_error(FrozenError)
       expect { sessions.advance_watermark(1) }.to raise_error(FrozenError)
       expect { sessions.take_closed }.to raise_error(FrozenError)
+    end
+  end
+
+  # rakelib/readme_check.rb runs the README's examples against an installed
+  # gem (`rake install:verify`); here against this checkout's lib/.
+  describe "rakelib/readme_check.rb" do
+    it "passes against this checkout" do
+      lib = File.dirname($LOADED_FEATURES.find { |feature| feature.end_with?("/window_machines.rb") })
+      script = File.expand_path("../../rakelib/readme_check.rb", __dir__)
+      output, status = Open3.capture2e({ "RUBYOPT" => nil }, RbConfig.ruby, "--disable-gems", "-I", lib, script)
+      expect(status).to be_success, output
+      expect(output).to start_with("README examples pass")
     end
   end
 end

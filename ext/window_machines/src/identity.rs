@@ -2,10 +2,19 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use magnus::{prelude::*, Value};
+use magnus::{rb_sys::AsRawValue, rb_sys::FromRawValue, Value};
+
+/// The class `value` is an instance of, past any singleton class (a
+/// tracker built with a clock has one).
+pub fn class_of(value: Value) -> Value {
+    // SAFETY: rb_obj_class reads the class chain of a live object (the
+    // call's receiver or argument) and cannot raise; what it returns is a
+    // class, which the GC keeps (classes are reachable from their constant).
+    unsafe { Value::from_raw(rb_sys::rb_obj_class(value.as_raw())) }
+}
 
 pub fn same_class(a: Value, b: Value) -> bool {
-    a.class().equal(b.class()).unwrap_or(false)
+    class_of(a).as_raw() == class_of(b).as_raw()
 }
 
 /// A hash of `state`, folded into a Fixnum-sized Integer for Ruby's `#hash`.

@@ -193,7 +193,7 @@ impl RbKeyedSessions {
         })?;
         Ok(format!(
             "#<{} gap={gap} watermark={} sessions={held} keys={keys}>",
-            rb_self.class(),
+            crate::identity::class_of(rb_self),
             optional(watermark)
         ))
     }

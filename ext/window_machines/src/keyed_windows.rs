@@ -127,7 +127,7 @@ impl RbKeyedWindows {
         let shape = Self::shape(ruby, rb_self)?;
         Ok(format!(
             "#<{} size={} advance={} offset={} {}>",
-            rb_self.class(),
+            crate::identity::class_of(rb_self),
             shape.size(),
             shape.step(),
             shape.offset(),

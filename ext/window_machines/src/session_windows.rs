@@ -122,7 +122,7 @@ impl RbSessionWindows {
     fn inspect(ruby: &Ruby, rb_self: Value) -> Result<String, Error> {
         Ok(format!(
             "#<{} gap={} {}>",
-            rb_self.class(),
+            crate::identity::class_of(rb_self),
             Self::gap(ruby, rb_self)?,
             Methods::<Self>::inspect_counts(ruby, rb_self, "sessions")?
         ))

@@ -142,7 +142,7 @@ impl RbSessions {
             .collect();
         Ok(format!(
             "#<{} gap={} watermark={} sessions=[{}]>",
-            rb_self.class(),
+            crate::identity::class_of(rb_self),
             state.gap(),
             optional(state.watermark()),
             spans.join(", ")

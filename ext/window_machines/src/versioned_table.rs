@@ -174,6 +174,22 @@ enum Changed {
     Refused,
 }
 
+/// `(key, timestamp = nil)`, read without scan_args: a lookup is short
+/// enough that its cost shows.
+fn key_and_timestamp(ruby: &Ruby, args: &[Value]) -> Result<(Value, Option<Value>), Error> {
+    match *args {
+        [key] => Ok((key, None)),
+        [key, timestamp] => Ok((key, Some(timestamp))),
+        _ => Err(Error::new(
+            ruby.exception_arg_error(),
+            format!(
+                "wrong number of arguments (given {}, expected 1..2)",
+                args.len()
+            ),
+        )),
+    }
+}
+
 /// A query's timestamp: omitted or nil asks for the latest version.
 fn optional_timestamp(ruby: &Ruby, timestamp: Option<Value>) -> Result<Option<u64>, Error> {
     timestamp
@@ -304,14 +320,14 @@ impl RbVersionedTable {
     }
 
     fn get(ruby: &Ruby, rb_self: Value, args: &[Value]) -> Result<Value, Error> {
-        let args = scan_args::<(Value,), (Option<Value>,), (), (), (), ()>(args)?;
-        let record = Self::record(ruby, rb_self, args.required.0, args.optional.0)?;
+        let (key, timestamp) = key_and_timestamp(ruby, args)?;
+        let record = Self::record(ruby, rb_self, key, timestamp)?;
         Ok(record.map_or_else(|| ruby.qnil().as_value(), |record| record.value))
     }
 
     fn version(ruby: &Ruby, rb_self: Value, args: &[Value]) -> Result<Option<RArray>, Error> {
-        let args = scan_args::<(Value,), (Option<Value>,), (), (), (), ()>(args)?;
-        let record = Self::record(ruby, rb_self, args.required.0, args.optional.0)?;
+        let (key, timestamp) = key_and_timestamp(ruby, args)?;
+        let record = Self::record(ruby, rb_self, key, timestamp)?;
         Ok(record.map(|record| record_array(ruby, record)))
     }
 
@@ -416,7 +432,7 @@ impl RbVersionedTable {
         })?;
         Ok(format!(
             "#<{} history_retention={retention} stream_time={} keys={keys} versions={versions}>",
-            rb_self.class(),
+            crate::identity::class_of(rb_self),
             optional(stream_time)
         ))
     }

@@ -107,7 +107,10 @@ impl RbWatermark {
 
     fn inspect(ruby: &Ruby, rb_self: Value) -> Result<String, Error> {
         let value = optional(Self::state(ruby, rb_self)?.value());
-        Ok(format!("#<{} value={value}>", rb_self.class()))
+        Ok(format!(
+            "#<{} value={value}>",
+            crate::identity::class_of(rb_self)
+        ))
     }
 }
 

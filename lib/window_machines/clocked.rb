@@ -1,0 +1,159 @@
+# frozen_string_literal: true
+
+module WindowMachines
+  # The `clock:` keyword every class takes at construction. A tracker built
+  # with a {Clock} accepts Times (and Time-like objects) wherever it takes a
+  # timestamp, and Durations wherever it takes a length, converting each
+  # with {Clock#ticks} and {Clock#length}; Integers pass through as ticks.
+  # It still answers in Integers, which {Clock#time} turns back into Times.
+  #
+  # A tracker built without a clock is untouched: the conversion lives in a
+  # module that only clocked trackers are extended with, so an Integer call
+  # costs exactly what it did. The clock is kept in `@clock` (the {#clock}
+  # reader) and travels with `dup`, `clone` and Marshal; `from_h` takes it
+  # again as `clock:`, since a checkpoint holds no code.
+  module Clocked
+    # @return [Clock, nil] the clock the tracker was built with.
+    def clock
+      @clock if instance_variable_defined?(:@clock)
+    end
+
+    # @param other [Object]
+    # @return [Boolean] what the class's own `==` says, and the same clock
+    #   (or none on both).
+    def ==(other)
+      super && other.respond_to?(:clock) && other.clock == clock
+    end
+
+    # @param other [Object]
+    # @return [Boolean] what the class's own `eql?` says, and the same clock.
+    def eql?(other)
+      super && other.respond_to?(:clock) && other.clock.eql?(clock)
+    end
+
+    # @return [Integer] a hash code consistent with {#eql?}.
+    def hash
+      clock ? [super, clock].hash : super
+    end
+
+    # @!visibility private
+    def initialize_copy(other)
+      super
+      extend(self.class.const_get(:ClockedCalls, false)) if clock
+    end
+
+    # @!visibility private
+    def marshal_dump
+      clock ? super.merge(clock: clock) : super
+    end
+
+    # @!visibility private
+    def marshal_load(checkpoint)
+      return super unless checkpoint.is_a?(Hash) && (checkpoint.key?(:clock) || checkpoint.key?("clock"))
+
+      checkpoint = checkpoint.dup
+      clock = checkpoint.delete(:clock) || checkpoint.delete("clock")
+      super(checkpoint)
+      Clocked.attach(self, clock)
+    end
+
+    class << self
+      # Gives `klass` the `clock:` keyword: `new` and `from_h` take it, and
+      # the methods named in `calls` convert the arguments whose position
+      # names a kind (`:ticks` for a timestamp, `:length` for a length).
+      # @param klass [Class]
+      # @param arguments [Array<Symbol, nil>] kinds of `new`'s positional
+      #   arguments, by position.
+      # @param keywords [Hash{Symbol => Symbol}] kinds of `new`'s keywords.
+      # @param calls [Hash{Symbol => Array<Symbol, nil>}] kinds of each
+      #   method's positional arguments, by position.
+      # @return [void]
+      # @!visibility private
+      def install(klass, arguments:, calls:, keywords: {})
+        klass.const_set(:ClockedCalls, converting(calls))
+        klass.prepend(self)
+        klass.singleton_class.prepend(constructing(arguments, keywords))
+      end
+
+      # Keeps `clock` in `tracker` and makes its calls convert.
+      # @return [Object] the tracker.
+      # @!visibility private
+      def attach(tracker, clock)
+        tracker.instance_variable_set(:@clock, checked(clock))
+        tracker.extend(tracker.class.const_get(:ClockedCalls, false))
+      end
+
+      # @return [Clock] `clock`, if it is one.
+      # @raise [TypeError] otherwise.
+      # @!visibility private
+      def checked(clock)
+        return clock if clock.is_a?(Clock)
+
+        raise TypeError, "clock must be a WindowMachines::Clock, got #{clock.inspect}"
+      end
+
+      # @!visibility private
+      def convert(clock, values, kinds)
+        values.each_with_index.map do |value, index|
+          kind = kinds[index]
+          kind.nil? || value.nil? ? value : clock.public_send(kind, value)
+        end
+      end
+
+      private
+
+      # Method bodies are shareable procs (self is this module, what they
+      # read is frozen), so trackers work in any Ractor.
+      def shareable(&body) = Ractor.make_shareable(body)
+
+      def converting(calls)
+        Module.new.tap do |calls_module|
+          calls.each do |name, kinds|
+            kinds = Ractor.make_shareable(kinds)
+            calls_module.define_method(name, &shareable do |*args, **options, &block|
+              super(*Clocked.convert(@clock, args, kinds), **options, &block)
+            end)
+          end
+        end
+      end
+
+      def constructing(arguments, keywords)
+        arguments = Ractor.make_shareable(arguments)
+        keywords = Ractor.make_shareable(keywords)
+        Module.new.tap do |constructing|
+          constructing.define_method(:new, &shareable do |*args, clock: nil, **options, &block|
+            return super(*args, **options, &block) if clock.nil?
+
+            args = Clocked.convert(Clocked.checked(clock), args, arguments)
+            options = options.to_h do |name, value|
+              kind = keywords[name]
+              [name, kind.nil? || value.nil? ? value : clock.public_send(kind, value)]
+            end
+            Clocked.attach(super(*args, **options, &block), clock)
+          end)
+          # A checkpoint may come as bare keywords, which a native from_h
+          # takes as its one Hash: passed on the same way.
+          constructing.define_method(:from_h, &shareable do |*args, **options|
+            clock = options.delete(:clock)
+            restored = options.empty? ? super(*args) : super(*args, **options)
+            clock.nil? ? restored : Clocked.attach(restored, clock)
+          end)
+        end
+      end
+    end
+  end
+
+  Clocked.install(Watermark, arguments: %i[ticks], calls: { advance: %i[ticks], closes?: %i[ticks ticks length] })
+  Clocked.install(Sessions, arguments: %i[length], calls: { insert: %i[ticks], advance_watermark: %i[ticks] })
+  Clocked.install(KeyedSessions, arguments: %i[length],
+                                 calls: { insert: [nil, :ticks], advance_watermark: %i[ticks] })
+  aggregating = { add: [nil, :ticks], advance_watermark: %i[ticks] }
+  Clocked.install(TumblingWindows, arguments: %i[length], keywords: { grace: :length, offset: :length },
+                                   calls: aggregating)
+  Clocked.install(HoppingWindows, arguments: %i[length length], keywords: { grace: :length, offset: :length },
+                                  calls: aggregating)
+  Clocked.install(SessionWindows, arguments: %i[length], keywords: { grace: :length }, calls: aggregating)
+  Clocked.install(VersionedTable, arguments: %i[length],
+                                  calls: { put: [nil, nil, :ticks], delete: [nil, :ticks], get: [nil, :ticks],
+                                           version: [nil, :ticks] })
+end
