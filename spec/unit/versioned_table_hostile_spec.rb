@@ -9,114 +9,11 @@ require "objspace"
 # key it was put under, a frozen table never changes, and a call that raises
 # leaves the table as it was before it (a late event is still counted).
 # Every call that returned is replayed, in the order it returned, on a
-# plain-Ruby model of the rules in the README; its answers and the table's
+# plain-Ruby model of the rules (PlainRuby::VersionedTable); its answers and the table's
 # whole state (marshal_dump) must be the model's. Values are never asked
 # anything: the table holds them as they are. Memory and version_count
 # depend on what the table holds now, never on how much it has released.
 module VersionedTableHostileSpec
-  # The table's rules in plain Ruby: every key's versions oldest first, as
-  # [ts, value] pairs, with TOMBSTONE for a delete; keys in the order they
-  # were first held. on_late is :drop (a refused put answers false, a
-  # refused delete nil), :raise (:late_error) or a callable, called as the
-  # table calls it.
-  class Model
-    TOMBSTONE = Object.new.freeze
-
-    attr_reader :retention, :stream_time, :late_count
-
-    def initialize(retention, on_late: :drop)
-      @retention = retention
-      @on_late = on_late
-      @stream_time = nil
-      @late_count = 0
-      @keys = {}
-    end
-
-    def cutoff = @stream_time && [@stream_time - @retention, 0].max
-    def late?(ts) = !@stream_time.nil? && ts < cutoff
-
-    def put(key, value, ts)
-      return refuse(key, value, ts, false) if late?(ts)
-
-      list, index = store(key, ts, value)
-      newer = list[index + 1]
-      advance(ts)
-      newer&.first
-    end
-
-    def delete(key, ts)
-      return refuse(key, nil, ts, nil) if late?(ts)
-
-      before = version(key, ts)
-      store(key, ts, TOMBSTONE)
-      advance(ts)
-      before
-    end
-
-    def version(key, ts = nil)
-      list = @keys[key]
-      return nil if list.nil?
-
-      index = if ts.nil? then list.size - 1
-              elsif late?(ts) then (list.last.first <= ts ? list.size - 1 : nil)
-              else list.rindex { |at, _| at <= ts }
-              end
-      return nil if index.nil? || TOMBSTONE.equal?(list[index][1])
-
-      [list[index][1], list[index][0], list[index + 1]&.first]
-    end
-
-    def get(key, ts = nil) = version(key, ts)&.first
-
-    def history(key)
-      list = @keys.fetch(key, [])
-      list.each_index.reject { |i| TOMBSTONE.equal?(list[i][1]) }.map { |i| [list[i][1], list[i][0], list[i + 1]&.first] }
-    end
-
-    def keys = @keys.keys
-    def size = @keys.size
-    def version_count = @keys.sum { |_key, list| list.size }
-    def entries = keys.flat_map { |key| history(key).map { |entry| [key, *entry] } }
-
-    def versions
-      @keys.flat_map { |key, list| list.map { |at, value| TOMBSTONE.equal?(value) ? [key, at] : [key, at, value] } }
-    end
-
-    def state = { history_retention: @retention, stream_time: @stream_time, late_count: @late_count, versions: versions }
-
-    private
-
-    def refuse(key, value, ts, answer)
-      @late_count += 1
-      return :late_error if @on_late == :raise
-
-      @on_late.call(key, value, ts, @stream_time) if @on_late.respond_to?(:call)
-      answer
-    end
-
-    def store(key, ts, value)
-      list = (@keys[key] ||= [])
-      index = list.bsearch_index { |at, _| at >= ts } || list.size
-      if list[index]&.first == ts
-        list[index] = [ts, value]
-      else
-        list.insert(index, [ts, value])
-      end
-      [list, index]
-    end
-
-    # Eager expiry: a version whose successor is at or below the cutoff, and
-    # a latest tombstone at or below it, are dropped; an empty key released.
-    def advance(ts)
-      @stream_time = [@stream_time || ts, ts].max
-      limit = cutoff
-      @keys.delete_if do |_key, list|
-        list.shift while list.size > 1 && list[1].first <= limit
-        list.size == 1 && TOMBSTONE.equal?(list[0][1]) && list[0][0] <= limit
-      end
-    end
-  end
-
   # A key whose hash and eql? run a hook before answering (on_match: only
   # before answering true). A hook runs once, then is cleared, unless
   # every_time is set. Every HookKey has the same hash, so eql? is called
@@ -231,7 +128,7 @@ module VersionedTableHostileSpec
   class RetriedForever < StandardError; end
 
   # Runs calls on a table and records, in the order they returned, those
-  # that did (a LateEventError as :late_error), to be replayed on a Model.
+  # that did (a LateEventError as :late_error), to be replayed on the model.
   class Session
     attr_reader :table, :log
 
@@ -257,6 +154,16 @@ module VersionedTableHostileSpec
 
   # A fresh key equal to a model's key.
   def lookup(key) = key.is_a?(Array) && key.first == :hook ? HookKey.new(key.last) : key
+
+  # The plain-Ruby model, refusing late changes as `on_late` says
+  # (:drop unless told).
+  def model(retention, on_late: :drop) = PlainRuby::VersionedTable.new(retention, on_late: on_late)
+
+  # The model's whole state, as marshal_dump shows the table's.
+  def state(model) = model.marshal_dump.slice(:history_retention, :stream_time, :late_count, :versions)
+
+  # Every key the model holds, tombstoned ones included.
+  def keys(model) = model.marshal_dump.fetch(:versions).map(&:first).uniq
 end
 
 RSpec.describe "WindowMachines::VersionedTable and hostile user code" do
@@ -286,10 +193,14 @@ RSpec.describe "WindowMachines::VersionedTable and hostile user code" do
 
   # Replays the calls that returned on a model, checking each answer.
   def replay(session, on_late: :drop)
-    model = VersionedTableHostileSpec::Model.new(session.table.history_retention, on_late: on_late)
+    model = VersionedTableHostileSpec.model(session.table.history_retention, on_late: on_late)
     session.log.each do |operation, args, result|
       key, *rest = args
-      expected = model.public_send(operation, VersionedTableHostileSpec.plain(key), *rest)
+      expected = begin
+        model.public_send(operation, VersionedTableHostileSpec.plain(key), *rest)
+      rescue WindowMachines::LateEventError
+        :late_error
+      end
       expect(result).to eq(expected), "#{operation}#{args.inspect} answered #{result.inspect}, the model #{expected.inspect}"
     end
     model
@@ -302,14 +213,14 @@ RSpec.describe "WindowMachines::VersionedTable and hostile user code" do
     dump = table.marshal_dump
     got = dump.slice(:history_retention, :stream_time, :late_count)
               .merge(versions: dump.fetch(:versions).map { |key, *rest| [VersionedTableHostileSpec.plain(key), *rest] })
-    expect(got).to eq(model.state)
+    expect(got).to eq(VersionedTableHostileSpec.state(model))
     expect([table.size, table.version_count]).to eq([model.size, model.version_count])
-    model.keys.each do |key|
+    VersionedTableHostileSpec.keys(model).each do |key|
       found = VersionedTableHostileSpec.lookup(key)
       expect(table.history(found)).to eq(model.history(key)), "history of #{key.inspect}"
       expect(table.version(found)).to eq(model.version(key)), "version of #{key.inspect}"
     end
-    expect(table.each.map { |key, *rest| [VersionedTableHostileSpec.plain(key), *rest] }).to eq(model.entries)
+    expect(table.each.map { |key, *rest| [VersionedTableHostileSpec.plain(key), *rest] }).to eq(model.each.to_a)
   end
 
   # Every value is "name@ts" of the key it is held under.
@@ -1095,7 +1006,7 @@ RSpec.describe "WindowMachines::VersionedTable and hostile user code" do
       rng = Random.new(RSpec.configuration.seed)
       retention = 1_000
       table = table_class.new(retention, on_late: :drop)
-      model = VersionedTableHostileSpec::Model.new(retention)
+      model = VersionedTableHostileSpec.model(retention)
       keys = Array.new(50) { |n| "key-#{n}" }
       counts = []
       memory = {}
@@ -1130,7 +1041,7 @@ RSpec.describe "WindowMachines::VersionedTable and hostile user code" do
       colliding = VersionedTableHostileSpec::CollidingKey
       keys = ["a", "b", +"c", :a, 1, 1.0, 2**70, [1, "a"], [1.0, "a"], nil, 0.0] + Array.new(8) { |n| colliding.new(n) }
       table = table_class.new(20, on_late: :drop)
-      model = VersionedTableHostileSpec::Model.new(20)
+      model = VersionedTableHostileSpec.model(20)
       mismatches = []
       now = 0
       20_000.times do |step|
