@@ -56,6 +56,9 @@ module WindowMachines
     # @return [Integer, nil] the timestamp of the refused event, when an
     #   event was refused (not a configuration or a checkpoint).
     attr_reader :timestamp
+    # @return [Integer, nil] the tracker's watermark when the event was
+    #   refused (nil if it had none yet, or no event was refused).
+    attr_reader :watermark
     # @return [Object, nil] the refused event's key, for keyed trackers.
     attr_reader :key
   end

@@ -92,11 +92,15 @@ RSpec.describe "finish, the end of input" do
 end
 
 RSpec.describe "CapacityError readers" do
-  it "name the limit, the refused event's timestamp and its key" do
+  it "name the limit, the refused event's timestamp, its key and the watermark then" do
     keyed = WindowMachines::KeyedSessions.new(5, max_sessions: 1)
     keyed.insert("a", 1)
     expect { keyed.insert("b", 100) }.to raise_error(WindowMachines::CapacityError) { |error|
-      expect([error.limit, error.timestamp, error.key]).to eq([1, 100, "b"])
+      expect([error.limit, error.timestamp, error.key, error.watermark]).to eq([1, 100, "b", nil])
+    }
+    keyed.advance_watermark(50)
+    expect { keyed.insert("b", 100) }.to raise_error(WindowMachines::CapacityError) { |error|
+      expect(error.watermark).to eq(50)
     }
     sessions = WindowMachines::Sessions.new(5)
     32.times { |n| sessions.insert(n * 10) }
@@ -106,13 +110,13 @@ RSpec.describe "CapacityError readers" do
     windows = WindowMachines::SessionWindows.new(5, aggregate: WindowMachines::Aggregate::Count.new, max_sessions: 1)
     windows.add(:x, 1)
     expect { windows.add(:y, 50) }.to raise_error(WindowMachines::CapacityError) { |error|
-      expect([error.limit, error.timestamp, error.key]).to eq([1, 50, :y])
+      expect([error.limit, error.timestamp, error.key, error.watermark]).to eq([1, 50, :y, 0])
     }
   end
 
   it "name only the limit for a configuration refused whatever the events" do
     expect { WindowMachines.sliding(1, 100, 1) }.to raise_error(WindowMachines::CapacityError) { |error|
-      expect([error.limit, error.timestamp, error.key]).to eq([32, nil, nil])
+      expect([error.limit, error.timestamp, error.key, error.watermark]).to eq([32, nil, nil, nil])
     }
   end
 end

@@ -286,7 +286,9 @@ impl<W: Wraps> Methods<W> {
             Outcome::Added => Ok(true),
             Outcome::Nowhere | Outcome::NeedsRuby => Ok(false),
             Outcome::Refused(Refusal::Host(error)) => {
-                or_raise_event(Err(error), ruby, timestamp, Some(key))
+                or_raise_event(Err(error), ruby, timestamp, Some(key), || {
+                    Self::watermark(ruby, rb_self).ok().flatten()
+                })
             }
             Outcome::Refused(Refusal::NotNumeric { kind }) => {
                 Err(refusal(ruby, Refusal::NotNumeric { kind }))

@@ -60,21 +60,37 @@ impl<T> OrRaise<T> for Result<T, CoreError> {
 
 /// [`OrRaise`] for a call about one event: a LateEventError or
 /// CapacityError names the event's timestamp and key (nil for a tracker
-/// without keys).
+/// without keys); a CapacityError also the tracker's `watermark`, read
+/// only then.
 pub fn or_raise_event<T>(
     result: Result<T, CoreError>,
     ruby: &Ruby,
     timestamp: u64,
     key: Option<Value>,
+    watermark: impl FnOnce() -> Option<u64>,
 ) -> Result<T, Error> {
     result.map_err(|error| match error {
         CoreError::Late {
             timestamp,
             watermark,
         } => late_event(ruby, timestamp, watermark, key),
-        other if other.kind() == ErrorKind::Capacity => capacity(ruby, other, Some(timestamp), key),
+        other if other.kind() == ErrorKind::Capacity => {
+            let event = Event {
+                timestamp,
+                key,
+                watermark: watermark(),
+            };
+            capacity(ruby, other, Some(event))
+        }
         other => refused(ruby, other),
     })
+}
+
+/// The event a CapacityError was raised for.
+struct Event {
+    timestamp: u64,
+    key: Option<Value>,
+    watermark: Option<u64>,
 }
 
 /// The Ruby error for a call the core refused.
@@ -92,7 +108,7 @@ fn refused(ruby: &Ruby, error: CoreError) -> Error {
             }
             class(ruby, |c| c.late_event)
         }
-        ErrorKind::Capacity => return capacity(ruby, error, None, None),
+        ErrorKind::Capacity => return capacity(ruby, error, None),
     };
     Error::new(class, error.to_string())
 }
@@ -118,11 +134,15 @@ pub fn late_event(ruby: &Ruby, timestamp: u64, watermark: u64, key: Option<Value
 }
 
 /// A CapacityError whose `limit` reader says what would have been
-/// exceeded, and `timestamp` and `key` which event did it, if one did.
-fn capacity(ruby: &Ruby, error: CoreError, timestamp: Option<u64>, key: Option<Value>) -> Error {
+/// exceeded, and `timestamp`, `key` and `watermark` which event did it and
+/// when, if one did.
+fn capacity(ruby: &Ruby, error: CoreError, event: Option<Event>) -> Error {
     let nil = ruby.qnil().as_value();
     let integer =
         |value: Option<u64>| value.map_or(nil, |value| ruby.integer_from_u64(value).as_value());
+    let (timestamp, key, watermark) = event.map_or((None, None, None), |event| {
+        (Some(event.timestamp), event.key, event.watermark)
+    });
     with_readers(
         ruby,
         class(ruby, |c| c.capacity),
@@ -130,6 +150,7 @@ fn capacity(ruby: &Ruby, error: CoreError, timestamp: Option<u64>, key: Option<V
         &[
             ("@limit", integer(error.limit())),
             ("@timestamp", integer(timestamp)),
+            ("@watermark", integer(watermark)),
             ("@key", key.unwrap_or(nil)),
         ],
     )

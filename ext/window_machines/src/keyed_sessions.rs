@@ -104,6 +104,7 @@ impl RbKeyedSessions {
             ruby,
             timestamp,
             Some(key),
+            || Self::watermark(ruby, rb_self).ok().flatten(),
         )?;
         inserted(ruby, done.insertion)
     }

@@ -72,6 +72,7 @@ impl RbSessions {
             ruby,
             timestamp,
             None,
+            || Self::watermark(ruby, rb_self).ok().flatten(),
         )?;
         inserted(ruby, insertion)
     }
