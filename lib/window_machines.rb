@@ -3,6 +3,7 @@
 require_relative "window_machines/version"
 require_relative "window_machines/errors"
 require_relative "window_machines/aggregate"
+require_relative "window_machines/same_checkpoint"
 require_relative "window_machines/clock"
 
 begin

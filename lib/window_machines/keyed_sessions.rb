@@ -48,6 +48,7 @@ module WindowMachines
   #   batches.key_count     # => 1
   class KeyedSessions
     include Enumerable
+    include SameCheckpoint
 
     # @!method self.from_h(checkpoint)
     #   A tracker restored from the Hash {#to_h} or {#marshal_dump} returns,
@@ -261,20 +262,12 @@ module WindowMachines
       each_closed(&block)
     end
 
-    # @param other [Object]
-    # @return [Boolean] true if `other` is a tracker of the same class with
-    #   the same gap, limit, watermark, keys (in the order they were first
-    #   held) and sessions. Keys are compared as Hash keys are, with `eql?`:
-    #   trackers holding the key `1` and the key `1.0` differ, as they would
-    #   file later events differently.
-    def ==(other)
-      other.instance_of?(self.class) && other.marshal_dump.eql?(marshal_dump)
-    end
-    alias eql? ==
-
-    # @return [Integer] a hash code consistent with {#eql?}.
-    def hash
-      [self.class, marshal_dump].hash
-    end
+    # @!method ==(other)
+    #   @param other [Object]
+    #   @return [Boolean] true if `other` is a tracker of the same class with
+    #     the same gap, limit, watermark, keys (in the order they were first
+    #     held) and sessions. Keys are compared as Hash keys are, with `eql?`:
+    #     trackers holding the key `1` and the key `1.0` differ, as they would
+    #     file later events differently.
   end
 end

@@ -45,6 +45,7 @@ module WindowMachines
   #   rates.version("EUR", 1_200)      # => [1.08, 1000, 1500]
   class VersionedTable
     include Enumerable
+    include SameCheckpoint
 
     # A table from a {#to_h} checkpoint (or a JSON round trip of one), read
     # as untrusted input: no checkpoint can make a table that puts and
@@ -204,19 +205,11 @@ module WindowMachines
       self
     end
 
-    # @param other [Object]
-    # @return [Boolean] true if `other` is a table of the same class with the
-    #   same retention, stream time, late count, `on_late`, keys (compared
-    #   with `eql?`, in the order first held) and versions (values compared
-    #   with `eql?`).
-    def ==(other)
-      other.instance_of?(self.class) && other.marshal_dump.eql?(marshal_dump)
-    end
-    alias eql? ==
-
-    # @return [Integer] a hash code consistent with {#eql?}.
-    def hash
-      [self.class, marshal_dump].hash
-    end
+    # @!method ==(other)
+    #   @param other [Object]
+    #   @return [Boolean] true if `other` is a table of the same class with the
+    #     same retention, stream time, late count, `on_late`, keys (compared
+    #     with `eql?`, in the order first held) and versions (values compared
+    #     with `eql?`).
   end
 end
