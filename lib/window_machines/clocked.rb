@@ -39,7 +39,7 @@ module WindowMachines
     # @!visibility private
     def initialize_copy(other)
       super
-      extend(self.class.const_get(:ClockedCalls, false)) if clock
+      Clocked.attach(self, clock) if clock
     end
 
     # @!visibility private
@@ -92,12 +92,17 @@ module WindowMachines
         raise TypeError, "clock must be a WindowMachines::Clock, got #{clock.inspect}"
       end
 
+      # `values`, each converted as `kinds` says at its position.
       # @!visibility private
       def convert(clock, values, kinds)
-        values.each_with_index.map do |value, index|
-          kind = kinds[index]
-          kind.nil? || value.nil? ? value : clock.public_send(kind, value)
-        end
+        values.each_with_index.map { |value, index| converted(clock, value, kinds[index]) }
+      end
+
+      # `value` as ticks (`:ticks`) or a length (`:length`); nil, or a value
+      # of no kind, as it is.
+      # @!visibility private
+      def converted(clock, value, kind)
+        kind.nil? || value.nil? ? value : clock.public_send(kind, value)
       end
 
       private
@@ -125,10 +130,7 @@ module WindowMachines
             return super(*args, **options, &block) if clock.nil?
 
             args = Clocked.convert(Clocked.checked(clock), args, arguments)
-            options = options.to_h do |name, value|
-              kind = keywords[name]
-              [name, kind.nil? || value.nil? ? value : clock.public_send(kind, value)]
-            end
+            options = options.to_h { |name, value| [name, Clocked.converted(clock, value, keywords[name])] }
             Clocked.attach(super(*args, **options, &block), clock)
           end)
           # A checkpoint may come as bare keywords, which a native from_h

@@ -158,11 +158,7 @@ pub fn record_array(ruby: &Ruby, record: Record<Value>) -> RArray {
 /// A record with its value as a local, which the GC's stack scan keeps
 /// alive (and in place) even once the table lets go of it.
 fn local(record: Record<&StoredValue>) -> Record<Value> {
-    Record {
-        value: record.value.value(),
-        valid_from: record.valid_from,
-        valid_to: record.valid_to,
-    }
+    record.map(|value| value.value())
 }
 
 /// What a put or delete did.
@@ -239,11 +235,7 @@ impl RbVersionedTable {
                     .map(|before| {
                         // The replaced value may no longer be held: from
                         // here on it is a local, which the stack scan keeps.
-                        Changed::Deleted(before.map(|record| Record {
-                            value: record.value.value(),
-                            valid_from: record.valid_from,
-                            valid_to: record.valid_to,
-                        }))
+                        Changed::Deleted(before.map(|record| record.map(StoredValue::value)))
                     }),
             }
         })?;

@@ -34,6 +34,17 @@ pub struct Record<V> {
     pub valid_to: Option<u64>,
 }
 
+impl<V> Record<V> {
+    /// The same record with its value passed through `f`.
+    pub fn map<W>(self, f: impl FnOnce(V) -> W) -> Record<W> {
+        Record {
+            value: f(self.value),
+            valid_from: self.valid_from,
+            valid_to: self.valid_to,
+        }
+    }
+}
+
 /// Where a put landed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placed {
@@ -211,11 +222,7 @@ impl<K, V> VersionedTable<K, V> {
         self.admit(timestamp)?;
         let before = slot
             .and_then(|slot| self.version(slot, Some(timestamp)))
-            .map(|record| Record {
-                value: record.value.clone(),
-                valid_from: record.valid_from,
-                valid_to: record.valid_to,
-            });
+            .map(|record| record.map(Clone::clone));
         self.put(slot, hash, make_key, None, timestamp)?;
         Ok(before)
     }
