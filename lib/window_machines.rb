@@ -32,11 +32,22 @@ require_relative "window_machines/watermark_strategy"
 # `0..2**64-1`, in whatever unit the caller chooses; the gem never reads a
 # clock and never stores payloads. Any other value raises {TypeError}, an
 # Integer outside the range raises {RangeError}, and every error raised for
-# bad input includes {Error}. A refused call changes nothing.
+# bad input includes {Error}. A refused call changes nothing (a batch call,
+# below, keeps the elements before the one refused).
 #
-# The extension defines {tumbling}, {sliding}, {Watermark}, {Sessions} and
-# {KeyedSessions} natively; the files under `lib/` document them and add the
-# parts written in Ruby.
+# The extension defines {tumbling}, {tumbling_starts}, {sliding},
+# {Watermark}, {Sessions}, {KeyedSessions} and the aggregating windows
+# natively; the files under `lib/` document them and add the parts written
+# in Ruby.
+#
+# The batch calls ({tumbling_starts}, {Sessions#insert_all},
+# {KeyedSessions#insert_all} and the aggregating windows' `add_all`) take
+# many events at once, as Arrays, and apply each exactly as the single call
+# would, in order. They exist because a single call's cost is mostly Ruby's
+# method dispatch and the Array it returns; a batch call reads the Arrays in
+# Rust and returns no Ruby object per event. An element that is refused
+# raises the single call's error, named with its index (see
+# {BatchElement}); the elements before it stay applied.
 #
 # @example Buckets for one event, and when one may close
 #   WindowMachines.tumbling(12, 10)       # => [10, 20]
@@ -62,6 +73,39 @@ module WindowMachines
   #   @example
   #     WindowMachines.tumbling(19, 10)   # => [10, 20]
   #     WindowMachines.tumbling(20, 10)   # => [20, 30]
+
+  # @!method self.tumbling_starts(timestamps, size)
+  #   The start of each timestamp's tumbling window of `size`, in order:
+  #   for each, what `tumbling(timestamp, size)[0]` is. One Array of
+  #   Integers comes back, with no window Array made per timestamp, so a
+  #   batch of events can be bucketed (grouped by start, say) at a fraction
+  #   of the cost of calling {tumbling} for each.
+  #
+  #   `size` is checked once, before any timestamp, so a zero size is
+  #   refused even for an empty Array. `timestamps` is copied when the call
+  #   starts. Interrupts (Ctrl-C, `Thread#raise`) are checked every 16,384
+  #   timestamps, so even a huge batch stops promptly.
+  #   @param timestamps [Array<Integer>, #to_ary] each in `0..2**64-1`.
+  #   @param size [Integer] the window length, positive.
+  #   @return [Array<Integer>] one start per timestamp, in the same order; a
+  #     new Array.
+  #   @raise [TypeError] if `timestamps` is neither an Array nor converts
+  #     to one with `to_ary`, or `size` is not an Integer; or, extended with
+  #     {BatchElement}, if a timestamp is not an Integer.
+  #   @raise [RangeError] if `size` is outside `0..2**64-1`; or, extended
+  #     with {BatchElement}, if a timestamp is, or its window's end would be
+  #     past `2**64-1`.
+  #   @raise [ArgumentError] if `size` is 0.
+  #   @example
+  #     WindowMachines.tumbling_starts([12, 19, 20, 7], 10)   # => [10, 10, 20, 0]
+  #     WindowMachines.tumbling_starts([], 10)                # => []
+  #   @example A refused timestamp is named by its index
+  #     begin
+  #       WindowMachines.tumbling_starts([12, -1], 10)
+  #     rescue WindowMachines::RangeError => e
+  #       e.index     # => 1
+  #       e.message   # => "timestamp must be in 0..2**64-1, got -1 (at index 1)"
+  #     end
 
   # @!method self.sliding(timestamp, width, slide)
   #   Every window of `width` that starts at a multiple of `slide` and holds

@@ -4,6 +4,7 @@
 # finds, and says where it was loaded from. Used by `rake install:verify` to
 # check installed gems from outside the checkout.
 
+require "stringio"
 require "window_machines"
 
 # In a module: a top-level method would become a private method of every object.
@@ -59,6 +60,85 @@ rescue WindowMachines::LateEventError => e
 end
 ReadmeCheck.check "aggregating current", views.current("ana"), [[60, 120, 1]]
 ReadmeCheck.check "aggregating flush", views.flush.to_a, [["ana", 60, 120, 1], ["ben", 60, 120, 1]]
+
+ReadmeCheck.check "tumbling_starts", WindowMachines.tumbling_starts([12, 19, 20, 7], 10), [10, 10, 20, 0]
+begin
+  WindowMachines.tumbling_starts([], 0)
+  abort "README example tumbling_starts size 0: nothing raised"
+rescue ArgumentError
+  nil
+end
+moved = []
+sessions = WindowMachines::Sessions.new(5)
+ReadmeCheck.check "insert_all", sessions.insert_all([10, 15, 30, 21, 26]) { |*spans| moved << spans }, 5
+ReadmeCheck.check "insert_all block", [moved, sessions.to_a],
+                  [[[[10, 10], [10, 15]], [[21, 21], [21, 30]], [[30, 30], [21, 30]]], [[10, 15], [21, 30]]]
+moved = []
+batches = WindowMachines::KeyedSessions.new(1800)
+ReadmeCheck.check "keyed insert_all",
+                  batches.insert_all(%w[ACME Borealis ACME], [100, 150, 900]) { |*yielded| moved << yielded }, 3
+ReadmeCheck.check "keyed insert_all block", moved, [[[100, 100], [100, 900], "ACME"]]
+views = WindowMachines::TumblingWindows.new(60, grace: 10, aggregate: WindowMachines::Aggregate::Count.new)
+ReadmeCheck.check "add_all", views.add_all(%w[ana ben ana ana ben], [5, 30, 65, 50, 75]), 5
+ReadmeCheck.check "add_all each_closed", views.each_closed.to_a, [["ana", 0, 60, 2], ["ben", 0, 60, 1]]
+
+sessions = WindowMachines::Sessions.new(5)
+sessions.advance_watermark(25)
+times = [31, 20, 40]
+begin
+  sessions.insert_all(times)
+  abort "README example batch late: nothing raised"
+rescue WindowMachines::LateEventError => e
+  ReadmeCheck.check "batch late", [e.index, e.message, sessions.to_a],
+                    [1, "late event: timestamp 20 is at or below the watermark 25 (at index 1)", [[31, 31]]]
+  ReadmeCheck.check "batch go on", sessions.insert_all(times.drop(e.index + 1)), 1
+end
+ReadmeCheck.check "batch after", sessions.to_a, [[31, 31], [40, 40]]
+
+module ReadmeCheck
+  # The README's consumer, as printed.
+  class PageViewsConsumer
+    attr_accessor :messages
+
+    def consume
+      keys = messages.map { |m| m.payload["user"] }
+      times = messages.map { |m| m.payload["ts"] }
+      windows.add_all(keys, times, messages.map(&:payload))
+      windows.each_closed do |user, start, _finish, result|
+        puts "#{user}, minute #{start / 60_000}: #{result[:views]} views (#{result[:pages].join(' ')})"
+      end
+    end
+
+    private
+
+    def windows
+      @windows ||= WindowMachines::TumblingWindows.new(
+        60_000, grace: 10_000, on_late: :drop,
+        aggregate: { views: WindowMachines::Aggregate::Count.new, pages: WindowMachines::Aggregate::Collect.new("page") }
+      )
+    end
+  end
+
+  Message = Struct.new(:payload)
+
+  # What `consumer.consume` printed.
+  def self.printed(consumer)
+    out = StringIO.new
+    $stdout = out
+    consumer.consume
+    out.string
+  ensure
+    $stdout = STDOUT
+  end
+end
+
+view = ->(user, ts, page) { ReadmeCheck::Message.new({ "user" => user, "ts" => ts, "page" => page }) }
+consumer = ReadmeCheck::PageViewsConsumer.new
+consumer.messages = [view["ana", 5_000, "/"], view["ben", 20_000, "/docs"], view["ana", 50_000, "/pricing"]]
+ReadmeCheck.check "consumer first batch", ReadmeCheck.printed(consumer), ""
+consumer.messages = [view["ben", 58_000, "/blog"], view["ana", 75_000, "/docs"]]
+ReadmeCheck.check "consumer second batch", ReadmeCheck.printed(consumer),
+                  "ana, minute 0: 2 views (/ /pricing)\nben, minute 0: 2 views (/docs /blog)\n"
 
 rates = WindowMachines::VersionedTable.new(60)
 ReadmeCheck.check "versioned puts", [rates.put("EUR", 1.08, 100), rates.put("EUR", 1.12, 130), rates.put("EUR", 1.09, 120)],

@@ -155,6 +155,22 @@ module WindowMachines
       WindowMachines.tumbling(to_ticks(time, "timestamp"), to_length(size, "size"))
     end
 
+    # {WindowMachines.tumbling_starts} with the arguments converted: each
+    # of `times` by {#ticks} (before any start is computed), `size` by
+    # {#length}.
+    #
+    # @param times [Array<Integer, Time, #to_time>] the events' times.
+    # @param size [Integer, #parts] the window length.
+    # @return [Array<Integer>] the start of each time's window, in ticks.
+    # @raise [TypeError, RangeError, ArgumentError] as {#ticks},
+    #   {#length} and {WindowMachines.tumbling_starts} raise them; a time
+    #   refused is named by the error's `index` (see {BatchElement}).
+    # @example
+    #   WindowMachines::Clock.new(:s).tumbling_starts([Time.utc(1970, 1, 1, 0, 1, 5), 130], 60)   # => [60, 120]
+    def tumbling_starts(times, size)
+      WindowMachines.tumbling_starts(Clocked.each_ticks(self, times), to_length(size, "size"))
+    end
+
     # {WindowMachines.sliding} with the arguments converted: `time` by
     # {#ticks}, `width` and `slide` by {#length}.
     #

@@ -98,11 +98,30 @@ module WindowMachines
         values.each_with_index.map { |value, index| converted(clock, value, kinds[index]) }
       end
 
-      # `value` as ticks (`:ticks`) or a length (`:length`); nil, or a value
-      # of no kind, as it is.
+      # `value` as ticks (`:ticks`), a length (`:length`) or an Array of
+      # ticks (`:each_ticks`, a batch call's timestamps); nil, or a value of
+      # no kind, as it is.
       # @!visibility private
       def converted(clock, value, kind)
-        kind.nil? || value.nil? ? value : clock.public_send(kind, value)
+        return value if kind.nil? || value.nil?
+        return each_ticks(clock, value) if kind == :each_ticks
+
+        clock.public_send(kind, value)
+      end
+
+      # A batch's times as ticks, converted before the batch starts: a time
+      # the clock refuses stops the batch before anything is applied, with
+      # the error naming its index. Anything but an Array goes on as it is,
+      # for the batch call to refuse.
+      # @!visibility private
+      def each_ticks(clock, values)
+        return values unless values.respond_to?(:to_ary)
+
+        values.to_ary.each_with_index.map do |value, index|
+          clock.ticks(value)
+        rescue ::TypeError, ::RangeError, ::ArgumentError => e
+          raise BatchElement.named(e, index)
+        end
       end
 
       private
@@ -146,10 +165,12 @@ module WindowMachines
   end
 
   Clocked.install(Watermark, arguments: %i[ticks], calls: { advance: %i[ticks], closes?: %i[ticks ticks length] })
-  Clocked.install(Sessions, arguments: %i[length], calls: { insert: %i[ticks], advance_watermark: %i[ticks] })
+  Clocked.install(Sessions, arguments: %i[length],
+                            calls: { insert: %i[ticks], insert_all: %i[each_ticks], advance_watermark: %i[ticks] })
   Clocked.install(KeyedSessions, arguments: %i[length],
-                                 calls: { insert: [nil, :ticks], advance_watermark: %i[ticks] })
-  aggregating = { add: [nil, :ticks], advance_watermark: %i[ticks] }
+                                 calls: { insert: [nil, :ticks], insert_all: [nil, :each_ticks],
+                                          advance_watermark: %i[ticks] })
+  aggregating = { add: [nil, :ticks], add_all: [nil, :each_ticks], advance_watermark: %i[ticks] }
   Clocked.install(TumblingWindows, arguments: %i[length], keywords: { grace: :length, offset: :length },
                                    calls: aggregating)
   Clocked.install(HoppingWindows, arguments: %i[length length], keywords: { grace: :length, offset: :length },

@@ -62,4 +62,53 @@ module WindowMachines
     # @return [Object, nil] the refused event's key, for keyed trackers.
     attr_reader :key
   end
+
+  # The element a batch call refused. The batch calls
+  # ({WindowMachines.tumbling_starts}, {Sessions#insert_all},
+  # {KeyedSessions#insert_all}, {HoppingWindows#add_all} and
+  # {SessionWindows#add_all}) apply their elements one by one, as the single
+  # call would; when one is refused they raise the error the single call
+  # would have raised, as a copy (same class, same readers) whose message
+  # ends with " (at index N)" and which is extended with this module. The
+  # elements before it stay applied, and none after it is, so a caller can
+  # skip the refused element and go on from `index + 1`.
+  #
+  # Exceptions from Ruby code an element runs (a key's `hash` or `eql?`, a
+  # custom aggregator, an `on_late` callable) are named the same way, when
+  # they are StandardErrors. An exception raised by the block given to a
+  # batch call is the block's own and passes through unchanged, as do
+  # `break`, `throw` and exceptions that are no StandardError (an
+  # `Interrupt` from Ctrl-C or `Thread#raise`, a `SystemExit`): those stop
+  # the batch, they do not refuse an element. With a `clock:`, a time the
+  # clock refuses is named by its index too, and is raised before any
+  # element is applied.
+  #
+  # @example
+  #   sessions = WindowMachines::Sessions.new(10)
+  #   begin
+  #     sessions.insert_all([5, 7, "8"])
+  #   rescue WindowMachines::TypeError => e
+  #     e.index       # => 2
+  #     e.message     # => "timestamp must be an Integer, got \"8\" (String) (at index 2)"
+  #     sessions.to_a # => [[5, 7]]
+  #   end
+  module BatchElement
+    # @return [Integer] the refused element's position in the arrays given,
+    #   from 0.
+    attr_reader :index
+
+    # `error`, named as refusing the element at `index`.
+    # @param error [Exception]
+    # @param index [Integer]
+    # @return [Exception]
+    # @!visibility private
+    def self.named(error, index)
+      # A frozen exception's clone is frozen too: copy an unfrozen one.
+      source = error.frozen? ? error.dup : error
+      source.exception("#{error.message} (at index #{index})").tap do |named|
+        named.extend(self)
+        named.instance_variable_set(:@index, index)
+      end
+    end
+  end
 end

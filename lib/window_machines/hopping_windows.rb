@@ -51,6 +51,54 @@ module WindowMachines
   #   @raise [TypeError] for a non-Integer timestamp, or a non-Numeric input
   #     to Sum or Mean.
   #   @raise [FrozenError] if the tracker is frozen.
+  # @!method add_all(keys, timestamps, values = nil)
+  #   {#add} for each key, timestamp and value at the same index, in
+  #   order, in one call: the state afterwards, `late_count`, the
+  #   `on_late:` calls and the errors are exactly those of calling {#add}
+  #   for each. It returns a count instead of a Boolean per event, so the
+  #   call makes no Ruby object per event (an aggregator may make its own).
+  #
+  #   The Arrays are copied when the call starts. An event that is refused
+  #   raises the error {#add} would have raised, as a copy extended with
+  #   {BatchElement} (its `index`, and " (at index N)" at the end of its
+  #   message); this includes an exception from a custom aggregator, an
+  #   `on_late` callable or a key's `hash` or `eql?`. The events before it
+  #   stay added, none after it is tried. A late event under `on_late:
+  #   :drop` or a callable is not refused: it is handled as {#add} handles
+  #   it and the batch goes on. Interrupts are checked every 16,384 events.
+  #   @param keys [Array<Object>, #to_ary] each any object usable as a
+  #     Hash key. A key may itself be an Array, so there is no form with one
+  #     key for the whole batch.
+  #   @param timestamps [Array<Integer>, #to_ary] as many as `keys`, each in
+  #     `0..2**64-1`.
+  #   @param values [Array<Object>, #to_ary, nil] as many as `keys`, what
+  #     the aggregators read; nil (or left out) when every value is nil, as
+  #     for a Count without a field.
+  #   @return [Integer] how many events entered at least one window: not
+  #     those that were late (and dropped or handed to on_late) or before
+  #     `offset`.
+  #   @raise [FrozenError] if the tracker is frozen, even when the Arrays
+  #     are empty; extended with {BatchElement} if an aggregator, an
+  #     `on_late` callable or a key's `hash` or `eql?` froze it.
+  #   @raise [TypeError] if an argument is neither an Array nor converts to
+  #     one with `to_ary` (nor, for `values`, nil); extended with
+  #     {BatchElement}, if a timestamp is not an Integer, or Sum or Mean
+  #     cannot add a value's input.
+  #   @raise [ArgumentError] if the Arrays differ in length, before anything
+  #     is added.
+  #   @raise [RangeError] extended with {BatchElement}, if a timestamp is
+  #     outside `0..2**64-1`.
+  #   @raise [LateEventError] extended with {BatchElement}, for a late
+  #     event under `on_late: :raise`.
+  #   @example Page views per minute, a batch of five
+  #     views = WindowMachines::TumblingWindows.new(60, grace: 10, aggregate: WindowMachines::Aggregate::Count.new)
+  #     views.add_all(%w[ana ben ana ana ben], [5, 30, 65, 50, 75])   # => 5
+  #     views.each_closed.to_a   # => [["ana", 0, 60, 2], ["ben", 0, 60, 1]]
+  #   @example Late events dropped: counted out, not raised
+  #     totals = WindowMachines::TumblingWindows.new(60, on_late: :drop, aggregate: WindowMachines::Aggregate::Sum.new(:amount))
+  #     totals.add_all(%w[a a a], [100, 10, 110], [{ amount: 5 }, { amount: 7 }, { amount: 1 }])   # => 2
+  #     totals.late_count       # => 1
+  #     totals.current("a")     # => [[60, 120, 6]]
   # @!method take_closed
   #   @return [Array(Object, Integer, Integer, Object), nil] `[key, start,
   #     end, result]` of the window that closed first, removed; nil if none

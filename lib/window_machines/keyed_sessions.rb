@@ -31,7 +31,7 @@ module WindowMachines
   #
   # The class is defined by the native extension; this file documents it and
   # adds {#each}, {#each_closed} (and with them Enumerable), {#==}, {#eql?}
-  # and {#hash}. Trackers can be frozen (then {#insert},
+  # and {#hash}. Trackers can be frozen (then {#insert}, {#insert_all},
   # {#advance_watermark}, {#take_closed} and {#each_closed} raise
   # `FrozenError`) and survive a restart through {#to_h} / {.from_h} or
   # `Marshal`. `dup` copies the state into an unfrozen tracker; `clone`
@@ -111,6 +111,63 @@ module WindowMachines
     #   @raise [LateEventError] if `timestamp` is at or below the watermark.
     #   @raise [CapacityError] if the event would start a 33rd session for
     #     the key, or a session past `max_sessions` in all.
+
+    # @!method insert_all(keys, timestamps)
+    #   {#insert} for each key and timestamp at the same index, in order,
+    #   in one call: the state afterwards, the block's calls and the errors
+    #   are exactly those of calling {#insert} for each. It returns a count
+    #   instead of a span per event, so no Ruby object is made per event
+    #   unless the block is given and something grows or merges. (Without
+    #   the spans, a payload cannot be filed per session here: for a count
+    #   or a sum per session, {SessionWindows#add_all} keeps it for you.)
+    #
+    #   The Arrays are copied when the call starts, so the block, or a
+    #   key's `hash` or `eql?`, may change the Arrays they came from. An
+    #   element that is refused raises the error {#insert} would have
+    #   raised, as a copy extended with {BatchElement} (its `index`, and
+    #   " (at index N)" at the end of its message); this includes an
+    #   exception from a key's `hash` or `eql?`. The elements before it
+    #   stay inserted, none after it is tried. An exception from the block
+    #   passes through as it is, after its own element was inserted.
+    #   Interrupts are checked every 16,384 elements.
+    #   @param keys [Array<Object>, #to_ary] each any object usable as a
+    #     Hash key. A key may itself be an Array, so there is no form with
+    #     one key for the whole batch.
+    #   @param timestamps [Array<Integer>, #to_ary] as many as `keys`, each
+    #     in `0..2**64-1` and above the watermark.
+    #   @yieldparam old_span [Array(Integer, Integer)] `[first, last]` of a
+    #     session that no longer exists.
+    #   @yieldparam new_span [Array(Integer, Integer)] `[first, last]` of the
+    #     session it became part of.
+    #   @yieldparam key [Object] the key whose sessions changed, the element
+    #     of `keys` as given (a batch holds many keys).
+    #   @yieldreturn [void]
+    #   @return [Integer] how many events were inserted: all of them, since
+    #     any refusal raises.
+    #   @raise [FrozenError] if the tracker is frozen, even when the Arrays
+    #     are empty; extended with {BatchElement} if the block, or a key's
+    #     `hash` or `eql?`, froze it.
+    #   @raise [TypeError] if `keys` or `timestamps` is neither an Array nor
+    #     converts to one with `to_ary`; extended with {BatchElement}, if a
+    #     timestamp is not an Integer.
+    #   @raise [ArgumentError] if `keys` and `timestamps` differ in length,
+    #     before anything is inserted.
+    #   @raise [RangeError] extended with {BatchElement}, if a timestamp is
+    #     outside `0..2**64-1`.
+    #   @raise [RuntimeError] extended with {BatchElement}, if a key's `hash`
+    #     or `eql?` changed the tracker on each of 8 tries to look it up.
+    #   @raise [LateEventError] extended with {BatchElement}, if a timestamp
+    #     is at or below the watermark.
+    #   @raise [CapacityError] extended with {BatchElement}, if an event
+    #     would start a 33rd session for its key, or a session past
+    #     `max_sessions` in all.
+    #   @example The block gets the key too
+    #     batches = WindowMachines::KeyedSessions.new(1800)
+    #     batches.insert_all(["ACME", "Borealis", "ACME"], [100, 150, 900]) do |old_span, new_span, key|
+    #       puts "#{key}: #{old_span} -> #{new_span}"
+    #     end   # => 3, having printed ACME: [100, 100] -> [100, 900]
+    #     batches.advance_watermark(2_000)
+    #     batches.take_closed   # => ["Borealis", 150, 150]
 
     # @!method advance_watermark(timestamp)
     #   Moves the shared watermark to `timestamp` if that is forward, as
@@ -231,13 +288,10 @@ module WindowMachines
     #   batches.advance_watermark(20)
     #   batches.each_closed { |key, first, last| puts "#{key} #{first}..#{last}" }   # prints b 3..3, then a 10..10
     #   batches.size   # => 0
-    def each_closed
-      return enum_for(:each_closed) unless block_given?
+    def each_closed(&block)
+      return enum_for(:each_closed) unless block
 
-      while (closed = take_closed)
-        yield(*closed)
-      end
-      self
+      take_each_closed(&block)
     end
 
     # Ends the input: moves the watermark to 2**64-1

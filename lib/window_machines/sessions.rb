@@ -20,10 +20,11 @@ module WindowMachines
   #
   # The class is defined by the native extension; this file documents it and
   # adds {#each}, {#each_closed} (and with them Enumerable). Trackers compare
-  # by value, can be frozen (then {#insert}, {#advance_watermark},
-  # {#take_closed} and {#each_closed} raise `FrozenError`), and survive a
-  # restart through {#to_h} / {.from_h} or `Marshal`. `dup` copies the state
-  # into an unfrozen tracker; `clone` keeps the frozen state too.
+  # by value, can be frozen (then {#insert}, {#insert_all},
+  # {#advance_watermark}, {#take_closed} and {#each_closed} raise
+  # `FrozenError`), and survive a restart through {#to_h} / {.from_h} or
+  # `Marshal`. `dup` copies the state into an unfrozen tracker; `clone`
+  # keeps the frozen state too.
   #
   # @example
   #   sessions = WindowMachines::Sessions.new(5)
@@ -101,6 +102,59 @@ module WindowMachines
     #       views[span] += 1
     #     end
     #     views   # => {[10, 20]=>4}
+
+    # @!method insert_all(timestamps)
+    #   {#insert} for each timestamp, in order, in one call: the state
+    #   afterwards, the block's calls and the errors are exactly those of
+    #   calling {#insert} for each. It returns a count instead of a span per
+    #   event, so no Ruby object is made per event unless the block is
+    #   given and something grows or merges.
+    #
+    #   `timestamps` is copied when the call starts, so the block may change
+    #   the Array it came from. A timestamp that is refused raises the error
+    #   {#insert} would have raised, as a copy extended with {BatchElement}
+    #   (its `index`, and " (at index N)" at the end of its message); the
+    #   timestamps before it stay inserted, none after it is tried. An
+    #   exception from the block passes through as it is, after its own
+    #   timestamp was inserted. Interrupts are checked every 16,384
+    #   timestamps.
+    #   @param timestamps [Array<Integer>, #to_ary] the events' times, in
+    #     the order to insert them; each in `0..2**64-1` and above the
+    #     watermark.
+    #   @yieldparam old_span [Array(Integer, Integer)] `[first, last]` of a
+    #     session that no longer exists.
+    #   @yieldparam new_span [Array(Integer, Integer)] `[first, last]` of the
+    #     session it became part of.
+    #   @yieldreturn [void]
+    #   @return [Integer] how many timestamps were inserted: all of them,
+    #     since any refusal raises.
+    #   @raise [FrozenError] if the tracker is frozen, even when `timestamps`
+    #     is empty; extended with {BatchElement} if the block froze it.
+    #   @raise [TypeError] if `timestamps` is neither an Array nor converts to
+    #     one with `to_ary`; extended with {BatchElement}, if a timestamp is
+    #     not an Integer.
+    #   @raise [RangeError] extended with {BatchElement}, if a timestamp is
+    #     outside `0..2**64-1`.
+    #   @raise [LateEventError] extended with {BatchElement}, if a timestamp
+    #     is at or below the watermark.
+    #   @raise [CapacityError] extended with {BatchElement}, if a timestamp
+    #     would start a 33rd session.
+    #   @example The walkthrough of {#insert}, in one call
+    #     sessions = WindowMachines::Sessions.new(5)
+    #     sessions.insert_all([10, 15, 30, 21, 26]) do |old_span, new_span|
+    #       puts "#{old_span} -> #{new_span}"
+    #     end   # => 5, having printed [10, 10] -> [10, 15], [21, 21] -> [21, 30], [30, 30] -> [21, 30]
+    #     sessions.to_a   # => [[10, 15], [21, 30]]
+    #   @example A late timestamp stops the batch where it is
+    #     sessions = WindowMachines::Sessions.new(5)
+    #     sessions.advance_watermark(25)
+    #     begin
+    #       sessions.insert_all([31, 20, 40])
+    #     rescue WindowMachines::LateEventError => e
+    #       e.index       # => 1
+    #       e.timestamp   # => 20
+    #     end
+    #     sessions.to_a   # => [[31, 31]]: 40 was never tried
 
     # @!method advance_watermark(timestamp)
     #   Moves the watermark to `timestamp` if that is forward, as
@@ -219,13 +273,10 @@ module WindowMachines
     #   sessions.advance_watermark(20)
     #   sessions.each_closed { |first, last| puts "#{first}..#{last}" }   # prints 3..3, then 10..10
     #   sessions.size   # => 1
-    def each_closed
-      return enum_for(:each_closed) unless block_given?
+    def each_closed(&block)
+      return enum_for(:each_closed) unless block
 
-      while (closed = take_closed)
-        yield(*closed)
-      end
-      self
+      take_each_closed(&block)
     end
 
     # Ends the input: moves the watermark to 2**64-1

@@ -69,6 +69,14 @@ RSpec.describe "The runnable examples" do
     expect(output).to end_with("1 update refused; 10 versions held, tombstones included\n")
   end
 
+  it "batch_consumer.rb adds each poll in one call, reports the late view and skips the message without a time" do
+    output = run_example("batch_consumer.rb")
+    expect(output).to include("offset 6 skipped: no usable timestamp (ts nil)")
+    expect(output).to include("minute 09:00 ana: 3 views (/ /pricing /docs)")
+    expect(output).to include("late: ben at 09:00:45, after its minute closed (watermark 09:01:30)")
+    expect(output).to end_with("the same as one add per message: true\n")
+  end
+
   it "versioned_table_join.rb emits a label for each in-order update and none for an out-of-order one" do
     output = run_example("versioned_table_join.rb")
     expect(output).to include("addresses c1 09:10 Avenida da Liberdade 2, Lisbon -> nothing: out of order, 09:30's is newer")

@@ -10,29 +10,7 @@
 RSpec.describe "Aggregating windows and hostile user code" do
   aggregate = WindowMachines::Aggregate
 
-  # A key that runs a block from its hash (and optionally its eql?).
-  hostile_key = Class.new do
-    attr_reader :name
-
-    def initialize(name, on_eql: nil, &on_hash)
-      @name = name
-      @on_hash = on_hash
-      @on_eql = on_eql
-    end
-
-    def hash
-      @on_hash&.call
-      [self.class, @name].hash
-    end
-
-    def eql?(other)
-      @on_eql&.call
-      other.instance_of?(self.class) && other.name == @name
-    end
-    alias_method :==, :eql?
-
-    def inspect = "#<hostile #{@name}>"
-  end
+  hostile_key = WindowMachinesSpec::HookKey
 
   builders = {
     tumbling: ->(agg, **opts) { WindowMachines::TumblingWindows.new(10, aggregate: agg, **opts) },

@@ -9,10 +9,11 @@ use std::sync::Arc;
 use magnus::{prelude::*, value::Opaque, Error, RArray, Ruby, Symbol, TypedData, Value};
 use window_machines_core::{
     Accumulator, Accumulators, AggregateHandover, Aggregating, ClockMode, Error as CoreError,
-    Input, KeyLookup, KeySlot, Planned, Refusal, Taken,
+    Input, KeyLookup, KeySlot, Planned, Prefetch, Refusal, Taken,
 };
 
 use crate::aggregation::{refusal, Held, Keep, RubyAggregation};
+use crate::batch::{loading_keys, Batch};
 use crate::convert::{optional, to_u64};
 use crate::errors::{invalid_argument, late_event, or_raise_event, OrRaise};
 use crate::guard::Guard;
@@ -156,6 +157,10 @@ impl<T: KeyLookup<Key = Held>> KeyLookup for State<T> {
     fn key(&self, slot: KeySlot) -> Option<&Held> {
         self.tracker.key(slot)
     }
+
+    fn prefetch(&self, hash: u64, stage: Prefetch) {
+        self.tracker.prefetch(hash, stage);
+    }
 }
 
 impl<T: Aggregating<Held, Held>> HoldsObjects for State<T> {
@@ -207,25 +212,73 @@ fn hold_accs<'a>(
     }
 }
 
+/// The arguments of `add` and `add_all`: two, or three with the last
+/// optional. By hand: magnus's scan_args costs more than the rest of a
+/// small add.
+fn two_or_three(ruby: &Ruby, args: &[Value]) -> Result<(Value, Value, Option<Value>), Error> {
+    match *args {
+        [first, second] => Ok((first, second, None)),
+        [first, second, third] => Ok((first, second, Some(third))),
+        _ => Err(Error::new(
+            ruby.exception_arg_error(),
+            format!(
+                "wrong number of arguments (given {}, expected 2..3)",
+                args.len()
+            ),
+        )),
+    }
+}
+
 /// The methods every aggregating class has.
 pub struct Methods<W>(std::marker::PhantomData<W>);
 
 impl<W: Wraps> Methods<W> {
     pub fn add(ruby: &Ruby, rb_self: Value, args: &[Value]) -> Result<bool, Error> {
-        // By hand: magnus's scan_args costs more than the rest of a small add.
-        let (key, timestamp, value) = match *args {
-            [key, timestamp] => (key, timestamp, ruby.qnil().as_value()),
-            [key, timestamp, value] => (key, timestamp, value),
-            _ => {
-                return Err(Error::new(
-                    ruby.exception_arg_error(),
-                    format!(
-                        "wrong number of arguments (given {}, expected 2..3)",
-                        args.len()
-                    ),
-                ))
-            }
-        };
+        let (key, timestamp, value) = two_or_three(ruby, args)?;
+        Self::add_one(
+            ruby,
+            rb_self,
+            key,
+            timestamp,
+            value.unwrap_or_else(|| ruby.qnil().as_value()),
+        )
+    }
+
+    /// `add` for each key, timestamp and value (all nil when `values` is
+    /// nil or not given) in order: how many entered at least one window.
+    pub fn add_all(ruby: &Ruby, rb_self: Value, args: &[Value]) -> Result<usize, Error> {
+        let (keys, timestamps, values) = two_or_three(ruby, args)?;
+        let this = unfrozen::<W>(ruby, rb_self)?;
+        let values = values.filter(|values| !values.is_nil());
+        let batch = Batch::new(
+            ruby,
+            [
+                ("keys", Some(keys)),
+                ("timestamps", Some(timestamps)),
+                ("values", values),
+            ],
+        )?;
+        let mut entered = 0;
+        batch.each(
+            ruby,
+            Some(&loading_keys(ruby, this.guard())),
+            |[key, timestamp, value]| Self::add_one(ruby, rb_self, key, timestamp, value),
+            |added| {
+                entered += usize::from(added);
+                Ok(())
+            },
+        )?;
+        Ok(entered)
+    }
+
+    /// One event added, as `add` and `add_all` add it.
+    fn add_one(
+        ruby: &Ruby,
+        rb_self: Value,
+        key: Value,
+        timestamp: Value,
+        value: Value,
+    ) -> Result<bool, Error> {
         let this = unfrozen::<W>(ruby, rb_self)?;
         let timestamp = to_u64(ruby, "timestamp", timestamp)?;
         let aggregation = this
@@ -628,6 +681,7 @@ macro_rules! define_aggregating_methods {
             method!($crate::restore::initialize_copy::<$wraps>, 1),
         )?;
         class.define_method("add", method!(Methods::<$wraps>::add, -1))?;
+        class.define_method("add_all", method!(Methods::<$wraps>::add_all, -1))?;
         class.define_method("take_closed", method!(Methods::<$wraps>::take_closed, 0))?;
         class.define_private_method(
             "hand_over_each",

@@ -62,6 +62,27 @@ fn pairs_array(ruby: &Ruby, pairs: impl Iterator<Item = (u64, u64)>) -> RArray {
     ruby.ary_new_from_values(&buffer[..len])
 }
 
+/// `[a, b, ...]`: one memory copy when every number is a Fixnum (no
+/// object to allocate, so none the GC could miss in a Rust buffer);
+/// otherwise pushed one by one.
+pub fn integers_array(ruby: &Ruby, numbers: &[u64]) -> Result<RArray, Error> {
+    if numbers.iter().all(|&number| number <= FIXNUM_MAX) {
+        let fixnums: Vec<Value> = numbers
+            .iter()
+            .map(|&number| ruby.integer_from_u64(number).as_value())
+            .collect();
+        return Ok(ruby.ary_new_from_values(&fixnums));
+    }
+    let array = ruby.ary_new_capa(numbers.len());
+    for &number in numbers {
+        array.push(ruby.integer_from_u64(number))?;
+    }
+    Ok(array)
+}
+
+/// The largest Integer Ruby holds without allocating.
+const FIXNUM_MAX: u64 = rb_sys::FIXNUM_MAX.unsigned_abs();
+
 /// `[start, end]`.
 pub fn window_array(ruby: &Ruby, window: Window) -> RArray {
     pair(ruby, window.start, window.end)
@@ -112,10 +133,22 @@ pub fn optional(value: Option<u64>) -> String {
 /// longer borrowed, so the block may use it.
 pub fn inserted(ruby: &Ruby, insertion: Insertion) -> Result<RArray, Error> {
     if ruby.block_given() {
-        for old in insertion.replaced.spans() {
-            let yielded = (span_array(ruby, old), span_array(ruby, insertion.span));
-            ruby.yield_values::<_, Value>(yielded)?;
-        }
+        yield_merges(ruby, &insertion, None)?;
     }
     Ok(span_array(ruby, insertion.span))
+}
+
+/// Yields `(old_span, new_span)` for each span `insertion` replaced,
+/// oldest first, followed by `key` when one is given (a batch of many
+/// keys). The block must have been given.
+pub fn yield_merges(ruby: &Ruby, insertion: &Insertion, key: Option<Value>) -> Result<(), Error> {
+    for old in insertion.replaced.spans() {
+        let old = span_array(ruby, old);
+        let new = span_array(ruby, insertion.span);
+        match key {
+            None => ruby.yield_values::<_, Value>((old, new))?,
+            Some(key) => ruby.yield_values::<_, Value>((old, new, key))?,
+        };
+    }
+    Ok(())
 }

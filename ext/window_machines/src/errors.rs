@@ -3,8 +3,8 @@
 use std::sync::OnceLock;
 
 use magnus::{
-    gc, kwargs, prelude::*, rb_sys::AsRawValue, rb_sys::FromRawValue, value::Opaque, Error,
-    ExceptionClass, RBignum, RModule, RString, Ruby, Value,
+    error::ErrorType, gc, kwargs, prelude::*, rb_sys::AsRawValue, rb_sys::FromRawValue,
+    value::Opaque, Error, Exception, ExceptionClass, RBignum, RModule, RString, Ruby, Value,
 };
 use window_machines_core::{Error as CoreError, ErrorKind};
 
@@ -14,6 +14,7 @@ struct Classes {
     range: Opaque<ExceptionClass>,
     late_event: Opaque<ExceptionClass>,
     capacity: Opaque<ExceptionClass>,
+    batch_element: Opaque<RModule>,
 }
 
 static CLASSES: OnceLock<Classes> = OnceLock::new();
@@ -33,6 +34,11 @@ pub fn load(module: RModule) -> Result<(), Error> {
         range: fetch(module, "RangeError")?,
         late_event: fetch(module, "LateEventError")?,
         capacity: fetch(module, "CapacityError")?,
+        batch_element: {
+            let batch_element: RModule = module.const_get("BatchElement")?;
+            gc::register_mark_object(batch_element);
+            batch_element.into()
+        },
     };
     // Set once per process; a second init (which Ruby never does) keeps the first.
     CLASSES.get_or_init(|| classes);
@@ -91,6 +97,37 @@ struct Event {
     timestamp: u64,
     key: Option<Value>,
     watermark: Option<u64>,
+}
+
+/// `error`, raised for the element at `index` of a batch, as the error
+/// that names it (see `WindowMachines::BatchElement`). A `break` or
+/// `throw`, and an exception that is no StandardError (an Interrupt from
+/// Ctrl-C, a SystemExit), pass through as they are: they stop the batch,
+/// they do not refuse an element.
+pub fn at_index(ruby: &Ruby, error: Error, index: usize) -> Error {
+    if !error.is_kind_of(ruby.exception_standard_error()) {
+        return error;
+    }
+    let Some(batch_element) = CLASSES
+        .get()
+        .map(|classes| ruby.get_inner(classes.batch_element))
+    else {
+        return error;
+    };
+    let exception = match error.error_type() {
+        ErrorType::Jump(_) => return error,
+        ErrorType::Error(class, message) => match class.new_instance((message.as_ref(),)) {
+            Ok(exception) => exception,
+            Err(error) => return error,
+        },
+        ErrorType::Exception(exception) => *exception,
+    };
+    // Should naming fail (a `message` method that raises), the error is
+    // raised as it came.
+    batch_element
+        .funcall::<_, _, Exception>("named", (exception, index))
+        .unwrap_or(exception)
+        .into()
 }
 
 /// The Ruby error for a call the core refused.

@@ -45,16 +45,35 @@ fn kind_of(key: Value) -> Kind {
 
 /// The key's hash as Ruby's Hash computes it, spread over 64 bits.
 pub fn hash_of(key: Value) -> Result<u64, Error> {
+    if let Some(hash) = hash_without_ruby(key) {
+        return Ok(hash);
+    }
+    // rb_hash (behind magnus's `hash`) folds a Bignum result to a Fixnum.
+    Ok(spread(like_any_hash(key.hash()?.to_i64()?)))
+}
+
+/// [`hash_of`] for the keys whose hash runs no Ruby code (Strings and
+/// immediates); `None` for the rest.
+pub fn hash_without_ruby(key: Value) -> Option<u64> {
     let raw = key.as_raw();
     let hash = match kind_of(key) {
         Kind::Immediate => i64::from_ne_bytes(raw.to_ne_bytes()),
         // SAFETY: `key` is a String (its kind says so); rb_str_hash reads its
         // bytes and encoding, and neither allocates nor raises.
         Kind::String => i64::from_ne_bytes(unsafe { rb_sys::rb_str_hash(raw) }.to_ne_bytes()),
-        // rb_hash (behind magnus's `hash`) folds a Bignum result to a Fixnum.
-        Kind::Object => key.hash()?.to_i64()?,
+        Kind::Object => return None,
     };
-    Ok(spread(like_any_hash(hash)))
+    Some(spread(like_any_hash(hash)))
+}
+
+/// Starts loading the key's object (for a short String, its bytes too)
+/// into the CPU's caches, ahead of hashing it.
+pub fn prefetch_key(key: Value) {
+    let raw = key.as_raw();
+    if !rb_sys::SPECIAL_CONST_P(raw) {
+        // A heap object's VALUE is its address.
+        window_machines_core::prefetch_address(raw as *const u8);
+    }
 }
 
 /// The last step of `rb_any_hash`: the sign decides which top bits are set,

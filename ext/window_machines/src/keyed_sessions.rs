@@ -6,10 +6,11 @@ use magnus::{
     gc, method, prelude::*, scan_args::get_kwargs, scan_args::scan_args, typed_data::Obj,
     value::Opaque, DataTypeFunctions, Error, RArray, RHash, RModule, Ruby, TypedData, Value,
 };
-use window_machines_core::{KeyedSessions, Span};
+use window_machines_core::{Insertion, KeyedSessions, Span};
 
+use crate::batch::{loading_keys, Batch};
 use crate::checkpoint;
-use crate::convert::{inserted, optional, spans_array, to_u64};
+use crate::convert::{inserted, optional, spans_array, to_u64, yield_merges};
 use crate::errors::{or_raise_event, OrRaise};
 use crate::guard::Guard;
 use crate::held::{self, HoldsObjects};
@@ -95,6 +96,46 @@ impl RbKeyedSessions {
     }
 
     fn insert(ruby: &Ruby, rb_self: Value, key: Value, timestamp: Value) -> Result<RArray, Error> {
+        inserted(ruby, Self::apply(ruby, rb_self, key, timestamp)?)
+    }
+
+    /// `insert` for each key and timestamp in order: how many were
+    /// applied. A block also gets the key after the two spans.
+    fn insert_all(
+        ruby: &Ruby,
+        rb_self: Value,
+        keys: Value,
+        timestamps: Value,
+    ) -> Result<usize, Error> {
+        let this = unfrozen::<Self>(ruby, rb_self)?;
+        let batch = Batch::new(
+            ruby,
+            [("keys", Some(keys)), ("timestamps", Some(timestamps))],
+        )?;
+        let block_given = ruby.block_given();
+        let mut applied = 0;
+        batch.each(
+            ruby,
+            Some(&loading_keys(ruby, &this.0)),
+            |[key, timestamp]| Ok((key, Self::apply(ruby, rb_self, key, timestamp)?)),
+            |(key, insertion)| {
+                applied += 1;
+                if block_given {
+                    yield_merges(ruby, &insertion, Some(key))?;
+                }
+                Ok(())
+            },
+        )?;
+        Ok(applied)
+    }
+
+    /// One event applied, as `insert` and `insert_all` apply it.
+    fn apply(
+        ruby: &Ruby,
+        rb_self: Value,
+        key: Value,
+        timestamp: Value,
+    ) -> Result<Insertion, Error> {
         let this = unfrozen::<Self>(ruby, rb_self)?;
         let timestamp = to_u64(ruby, "timestamp", timestamp)?;
         let done = or_raise_event(
@@ -106,7 +147,7 @@ impl RbKeyedSessions {
             Some(key),
             || Self::watermark(ruby, rb_self).ok().flatten(),
         )?;
-        inserted(ruby, done.insertion)
+        Ok(done.insertion)
     }
 
     fn advance_watermark(ruby: &Ruby, rb_self: Value, timestamp: Value) -> Result<bool, Error> {
@@ -122,6 +163,22 @@ impl RbKeyedSessions {
         // A released key is no longer marked by the tracker; `key` is a
         // local from here on, which the GC's stack scan keeps alive.
         Ok(handover.map(|handover| keyed_span(ruby, ruby.get_inner(handover.key), handover.span)))
+    }
+
+    /// Yields `key, first, last` of each closed session in closing order,
+    /// each taken out of the tracker just before: `each_closed`'s work,
+    /// with no Array made per session.
+    fn take_each_closed(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
+        while let Some(handover) = unfrozen::<Self>(ruby, rb_self)?
+            .0
+            .write(ruby, Tracker::take_closed)?
+        {
+            // A released key is no longer marked by the tracker; `key` is a
+            // local from here on, which the GC's stack scan keeps alive.
+            let key = ruby.get_inner(handover.key);
+            let _: Value = ruby.yield_values((key, handover.span.first, handover.span.last))?;
+        }
+        Ok(rb_self)
     }
 
     fn watermark(ruby: &Ruby, rb_self: Value) -> Result<Option<u64>, Error> {
@@ -209,11 +266,16 @@ pub fn define(ruby: &Ruby, module: RModule) -> Result<(), Error> {
         method!(restore::initialize_copy::<RbKeyedSessions>, 1),
     )?;
     class.define_method("insert", method!(RbKeyedSessions::insert, 2))?;
+    class.define_method("insert_all", method!(RbKeyedSessions::insert_all, 2))?;
     class.define_method(
         "advance_watermark",
         method!(RbKeyedSessions::advance_watermark, 1),
     )?;
     class.define_method("take_closed", method!(RbKeyedSessions::take_closed, 0))?;
+    class.define_private_method(
+        "take_each_closed",
+        method!(RbKeyedSessions::take_each_closed, 0),
+    )?;
     class.define_method("watermark", method!(RbKeyedSessions::watermark, 0))?;
     class.define_method("gap", method!(RbKeyedSessions::gap, 0))?;
     class.define_method("max_sessions", method!(RbKeyedSessions::max_sessions, 0))?;

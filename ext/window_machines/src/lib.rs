@@ -6,6 +6,7 @@ mod accumulator_state;
 mod aggregating;
 mod aggregating_checkpoint;
 mod aggregation;
+mod batch;
 mod checkpoint;
 mod convert;
 mod errors;

@@ -4,10 +4,11 @@ use magnus::{
     method, prelude::*, typed_data::Obj, DataTypeFunctions, Error, RArray, RHash, RModule, Ruby,
     TypedData, Value,
 };
-use window_machines_core::Sessions;
+use window_machines_core::{Insertion, Sessions};
 
+use crate::batch::Batch;
 use crate::checkpoint;
-use crate::convert::{inserted, optional, optional_span, spans_array, to_u64};
+use crate::convert::{inserted, optional, optional_span, spans_array, to_u64, yield_merges};
 use crate::errors::{or_raise_event, OrRaise};
 use crate::guard::Guard;
 use crate::identity::{same_class, state_hash};
@@ -65,16 +66,41 @@ impl RbSessions {
     }
 
     fn insert(ruby: &Ruby, rb_self: Value, timestamp: Value) -> Result<RArray, Error> {
+        inserted(ruby, Self::apply(ruby, rb_self, timestamp)?)
+    }
+
+    /// `insert` for each timestamp in order: how many were applied.
+    fn insert_all(ruby: &Ruby, rb_self: Value, timestamps: Value) -> Result<usize, Error> {
+        unfrozen::<Self>(ruby, rb_self)?;
+        let batch = Batch::new(ruby, [("timestamps", Some(timestamps))])?;
+        let block_given = ruby.block_given();
+        let mut applied = 0;
+        batch.each(
+            ruby,
+            None,
+            |[timestamp]| Self::apply(ruby, rb_self, timestamp),
+            |insertion| {
+                applied += 1;
+                if block_given {
+                    yield_merges(ruby, &insertion, None)?;
+                }
+                Ok(())
+            },
+        )?;
+        Ok(applied)
+    }
+
+    /// One event applied, as `insert` and `insert_all` apply it.
+    fn apply(ruby: &Ruby, rb_self: Value, timestamp: Value) -> Result<Insertion, Error> {
         let this = unfrozen::<Self>(ruby, rb_self)?;
         let timestamp = to_u64(ruby, "timestamp", timestamp)?;
-        let insertion = or_raise_event(
+        or_raise_event(
             this.0.write(ruby, |sessions| sessions.insert(timestamp))?,
             ruby,
             timestamp,
             None,
             || Self::watermark(ruby, rb_self).ok().flatten(),
-        )?;
-        inserted(ruby, insertion)
+        )
     }
 
     fn advance_watermark(ruby: &Ruby, rb_self: Value, timestamp: Value) -> Result<bool, Error> {
@@ -88,6 +114,19 @@ impl RbSessions {
         let this = unfrozen::<Self>(ruby, rb_self)?;
         let closed = this.0.write(ruby, Sessions::take_closed)?;
         Ok(optional_span(ruby, closed))
+    }
+
+    /// Yields `first, last` of each closed session, oldest first, each
+    /// taken out of the tracker just before: `each_closed`'s work, with no
+    /// Array made per session.
+    fn take_each_closed(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
+        while let Some(span) = unfrozen::<Self>(ruby, rb_self)?
+            .0
+            .write(ruby, Sessions::take_closed)?
+        {
+            let _: Value = ruby.yield_values((span.first, span.last))?;
+        }
+        Ok(rb_self)
     }
 
     fn watermark(ruby: &Ruby, rb_self: Value) -> Result<Option<u64>, Error> {
@@ -160,11 +199,13 @@ pub fn define(ruby: &Ruby, module: RModule) -> Result<(), Error> {
         method!(restore::initialize_copy::<RbSessions>, 1),
     )?;
     class.define_method("insert", method!(RbSessions::insert, 1))?;
+    class.define_method("insert_all", method!(RbSessions::insert_all, 1))?;
     class.define_method(
         "advance_watermark",
         method!(RbSessions::advance_watermark, 1),
     )?;
     class.define_method("take_closed", method!(RbSessions::take_closed, 0))?;
+    class.define_private_method("take_each_closed", method!(RbSessions::take_each_closed, 0))?;
     class.define_method("watermark", method!(RbSessions::watermark, 0))?;
     class.define_method("gap", method!(RbSessions::gap, 0))?;
     class.define_method("size", method!(RbSessions::size, 0))?;

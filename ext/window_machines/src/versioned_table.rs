@@ -11,7 +11,7 @@ use magnus::{
 };
 use rb_sys::VALUE;
 use window_machines_core::{
-    Error as CoreError, KeyLookup, KeySlot, Placed, Record, VersionedTable,
+    Error as CoreError, KeyLookup, KeySlot, Placed, Prefetch, Record, VersionedTable,
 };
 
 use crate::aggregating::OnLate;
@@ -84,6 +84,10 @@ impl KeyLookup for State {
 
     fn key(&self, slot: KeySlot) -> Option<&Held> {
         self.table.key(slot)
+    }
+
+    fn prefetch(&self, hash: u64, stage: Prefetch) {
+        self.table.prefetch(hash, stage);
     }
 }
 

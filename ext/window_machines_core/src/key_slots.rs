@@ -12,9 +12,8 @@
 
 use std::collections::VecDeque;
 
-use hashbrown::HashTable;
-
 use crate::error::{Error, Result};
+use crate::hash_index::{HashIndex, MAX_ENTRIES};
 
 /// Where a key's state lives while the key is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -24,6 +23,14 @@ impl KeySlot {
     pub(crate) fn index(self) -> usize {
         // u32 to usize is lossless on every target this crate builds for.
         self.0 as usize
+    }
+
+    pub(crate) fn raw(self) -> u32 {
+        self.0
+    }
+
+    pub(crate) fn from_raw(raw: u32) -> KeySlot {
+        KeySlot(raw)
     }
 }
 
@@ -39,6 +46,21 @@ pub trait KeyLookup {
     fn next_with_same_hash(&self, slot: KeySlot) -> Option<KeySlot>;
     /// The key held at `slot`, if any.
     fn key(&self, slot: KeySlot) -> Option<&Self::Key>;
+    /// Starts loading what looking `hash` up will read, a stage at a
+    /// time, so that a caller going through many keys overlaps their
+    /// cache misses. Only a hint: it changes nothing.
+    fn prefetch(&self, hash: u64, stage: Prefetch);
+}
+
+/// What [`KeyLookup::prefetch`] loads. A caller asks for a key's
+/// [`Prefetch::Bucket`] some time before its [`Prefetch::Entry`], which
+/// reads the bucket to learn which entry to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefetch {
+    /// The index bucket the lookup starts from.
+    Bucket,
+    /// The entry of the key that bucket names, if it names one for `hash`.
+    Entry,
 }
 
 #[derive(Debug, Clone)]
@@ -62,8 +84,7 @@ pub struct KeySlots<K, S> {
     /// operations touch nearby memory.
     vacant: VecDeque<u32>,
     /// The most recently held slot of each hash; the rest are chained.
-    /// Only the slot is stored (its hash is in `held`), four bytes a key.
-    by_hash: HashTable<KeySlot>,
+    by_hash: HashIndex,
     next_seen: u64,
 }
 
@@ -72,7 +93,7 @@ impl<K, S> Default for KeySlots<K, S> {
         KeySlots {
             held: Vec::new(),
             vacant: VecDeque::new(),
-            by_hash: HashTable::new(),
+            by_hash: HashIndex::default(),
             next_seen: 0,
         }
     }
@@ -84,8 +105,7 @@ impl<K, S> KeyLookup for KeySlots<K, S> {
     fn first_with_hash(&self, hash: u64) -> Option<KeySlot> {
         let held = &self.held;
         self.by_hash
-            .find(hash, |slot| hash_at(held, *slot) == Some(hash))
-            .copied()
+            .find(hash, |slot| hash_at(held, slot) == Some(hash))
     }
 
     fn next_with_same_hash(&self, slot: KeySlot) -> Option<KeySlot> {
@@ -94,6 +114,17 @@ impl<K, S> KeyLookup for KeySlots<K, S> {
 
     fn key(&self, slot: KeySlot) -> Option<&K> {
         self.entry(slot).map(|entry| &entry.key)
+    }
+
+    fn prefetch(&self, hash: u64, stage: Prefetch) {
+        match stage {
+            Prefetch::Bucket => self.by_hash.prefetch(hash),
+            Prefetch::Entry => {
+                if let Some(slot) = self.by_hash.first_candidate(hash) {
+                    self.prefetch_slot(slot);
+                }
+            }
+        }
     }
 }
 
@@ -154,28 +185,29 @@ impl<K, S> KeySlots<K, S> {
     /// Starts holding `key` under `hash` with `state`. The caller has made
     /// sure no held key equals it.
     pub fn hold(&mut self, hash: u64, key: K, state: S) -> Result<KeySlot> {
+        if self.len() >= MAX_ENTRIES {
+            return Err(Error::TooManyKeys {
+                limit: MAX_ENTRIES as u64,
+            });
+        }
         let slot = match self.vacant.pop_front() {
             Some(index) => KeySlot(index),
             None => {
+                // Below MAX_ENTRIES, so below u32::MAX.
                 let index = u32::try_from(self.held.len()).map_err(|_| Error::TooManyKeys {
-                    limit: u64::from(u32::MAX) + 1,
+                    limit: MAX_ENTRIES as u64,
                 })?;
                 self.held.push(None);
                 KeySlot(index)
             }
         };
         let held = &self.held;
-        let next_same_hash = match self
-            .by_hash
-            .find_mut(hash, |head| hash_at(held, *head) == Some(hash))
-        {
-            Some(head) => Some(std::mem::replace(head, slot)),
-            None => {
-                self.by_hash
-                    .insert_unique(hash, slot, |head| hash_at(held, *head).unwrap_or_default());
-                None
-            }
-        };
+        let next_same_hash =
+            self.by_hash
+                .replace(hash, |head| hash_at(held, head) == Some(hash), slot);
+        if next_same_hash.is_none() {
+            self.by_hash.insert(hash, slot);
+        }
         let seen = self.next_seen;
         self.next_seen += 1;
         let entry = self.held.get_mut(slot.index());
@@ -201,9 +233,9 @@ impl<K, S> KeySlots<K, S> {
         Some((held.key, held.state))
     }
 
-    /// Gives memory back once the table holds a small part of what it has
-    /// room for, so that a burst of keys costs nothing after it is gone.
-    /// Each shrink halves the room at least, so this is amortised O(1).
+    /// Gives the slots' memory back once no key is held, so that a burst
+    /// of keys costs nothing after it is gone (the index shrinks itself as
+    /// keys leave).
     fn shrink_after_release(&mut self) {
         const SMALL: usize = 64;
         if self.is_empty() {
@@ -214,29 +246,19 @@ impl<K, S> KeySlots<K, S> {
                 self.vacant.shrink_to_fit();
             }
         }
-        let keys = self.by_hash.len();
-        if self.by_hash.capacity() > SMALL && keys * 4 < self.by_hash.capacity() {
-            let held = &self.held;
-            self.by_hash
-                .shrink_to(keys * 2, |head| hash_at(held, *head).unwrap_or_default());
-        }
     }
 
     /// Removes `slot`, no longer in `held`, from the chain of keys with
     /// `hash`.
     fn unchain(&mut self, slot: KeySlot, hash: u64, next: Option<KeySlot>) {
         let held = &self.held;
-        let is_head = |head: &KeySlot| *head == slot || hash_at(held, *head) == Some(hash);
-        if let Ok(head) = self.by_hash.find_entry(hash, is_head) {
-            if *head.get() == slot {
-                match next {
-                    Some(next) => *head.into_mut() = next,
-                    None => {
-                        head.remove();
-                    }
-                }
-                return;
-            }
+        let is_head = |head: KeySlot| head == slot || hash_at(held, head) == Some(hash);
+        if self.by_hash.find(hash, is_head) == Some(slot) {
+            match next {
+                Some(next) => self.by_hash.replace(hash, |head| head == slot, next),
+                None => self.by_hash.remove(hash, |head| head == slot),
+            };
+            return;
         }
         let mut previous = self.first_with_hash(hash);
         while let Some(at) = previous {
@@ -254,16 +276,10 @@ impl<K, S> KeySlots<K, S> {
 
     /// Asks the CPU to start loading a slot that is about to be needed, so
     /// that work on many keys in a row overlaps their cache misses.
-    pub fn prefetch(&self, slot: KeySlot) {
-        #[cfg(target_arch = "x86_64")]
+    pub fn prefetch_slot(&self, slot: KeySlot) {
         if let Some(entry) = self.held.get(slot.index()) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: a prefetch never faults, whatever the address, and has
-            // no effect a program can observe but timing.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(entry).cast()) };
+            prefetch(entry);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = slot;
     }
 
     /// Every held key with its slot and state, in no particular order.
@@ -285,16 +301,33 @@ impl<K, S> KeySlots<K, S> {
         held
     }
 
-    /// Heap memory the table owns, not counting what `S` owns. The index's
-    /// share is estimated from its capacity (a slot and a control byte per
-    /// bucket); the rest is exact.
+    /// Heap memory the table owns, not counting what `S` owns.
     #[must_use]
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         self.held.capacity() * size_of::<Option<Held<K, S>>>()
             + self.vacant.capacity() * size_of::<u32>()
-            + self.by_hash.capacity() * (size_of::<KeySlot>() + 1)
+            + self.by_hash.capacity() * size_of::<u64>()
     }
+}
+
+/// Asks the CPU to start loading `value` into its caches.
+pub(crate) fn prefetch<T>(value: &T) {
+    prefetch_address(std::ptr::from_ref(value).cast());
+}
+
+/// Asks the CPU to start loading the memory at `address`, which need not
+/// be valid: the pointer is never read through.
+pub fn prefetch_address(address: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch never faults, whatever the address, and has no
+        // effect a program can observe but timing.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(address.cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
 }
 
 /// The hash the key at `slot` is held under, if it is held.
@@ -390,6 +423,7 @@ mod tests {
         assert!(slots.is_empty());
         assert_eq!(slots.held.len(), 0);
         assert!(slots.by_hash.is_empty());
+        assert_eq!(slots.by_hash.capacity(), 0);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::key_slots::{KeyLookup, KeySlot, KeySlots};
+use crate::key_slots::{KeyLookup, KeySlot, KeySlots, Prefetch};
 use crate::span::{Insertion, Span};
 use crate::span_list::{Placement, SpanList, MAX_SESSIONS};
 use crate::watermark::Watermark;
@@ -93,6 +93,10 @@ impl<K> KeyLookup for KeyedSessions<K> {
 
     fn key(&self, slot: KeySlot) -> Option<&K> {
         self.keys.key(slot)
+    }
+
+    fn prefetch(&self, hash: u64, stage: Prefetch) {
+        self.keys.prefetch(hash, stage);
     }
 }
 
@@ -368,7 +372,7 @@ impl<K: Clone> KeyedSessions<K> {
         let (order, slot) = (*order, *slot);
         self.closing.pop_first();
         if let Some((_, next)) = self.closing.first_key_value() {
-            self.keys.prefetch(*next);
+            self.keys.prefetch_slot(*next);
         }
         let span = Span {
             first: order.first,

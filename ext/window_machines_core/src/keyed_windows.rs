@@ -23,7 +23,7 @@ use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Plann
 use crate::closing_queue::ClosingQueue;
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
-use crate::key_slots::{KeyLookup, KeySlot, KeySlots};
+use crate::key_slots::{KeyLookup, KeySlot, KeySlots, Prefetch};
 
 /// The most windows one event may fall in. An event costs the same however
 /// many there are, but handing a window over merges up to this many panes.
@@ -388,6 +388,10 @@ impl<K, V> KeyLookup for KeyedWindows<K, V> {
 
     fn key(&self, slot: KeySlot) -> Option<&K> {
         self.keys.key(slot)
+    }
+
+    fn prefetch(&self, hash: u64, stage: Prefetch) {
+        self.keys.prefetch(hash, stage);
     }
 }
 

@@ -7,7 +7,7 @@ use crate::aggregate::{Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
-use crate::key_slots::{KeyLookup, KeySlot};
+use crate::key_slots::{KeyLookup, KeySlot, Prefetch};
 use crate::keyed::KeyedSessions;
 use crate::keyed_windows::accs_heap_bytes;
 use crate::span::Span;
@@ -43,6 +43,10 @@ impl<K, V> KeyLookup for SessionWindows<K, V> {
 
     fn key(&self, slot: KeySlot) -> Option<&K> {
         self.sessions.key(slot)
+    }
+
+    fn prefetch(&self, hash: u64, stage: Prefetch) {
+        self.sessions.prefetch(hash, stage);
     }
 }
 

@@ -16,7 +16,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::error::{Error, Result};
-use crate::key_slots::{KeyLookup, KeySlot, KeySlots};
+use crate::key_slots::{KeyLookup, KeySlot, KeySlots, Prefetch};
 
 /// A value at a time; `None` is a tombstone (the key deleted then).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +86,10 @@ impl<K, V> KeyLookup for VersionedTable<K, V> {
 
     fn key(&self, slot: KeySlot) -> Option<&K> {
         self.keys.key(slot)
+    }
+
+    fn prefetch(&self, hash: u64, stage: Prefetch) {
+        self.keys.prefetch(hash, stage);
     }
 }
 

@@ -25,10 +25,28 @@ impl Window {
 
 /// The one tumbling window of `size` that holds `timestamp`.
 pub fn tumbling(timestamp: u64, size: u64) -> Result<Window> {
-    if size == 0 {
-        return Err(Error::ZeroLength { name: "size" });
+    Tumbling::new(size)?.window(timestamp)
+}
+
+/// Tumbling windows of one size, checked once, for cutting many timestamps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tumbling {
+    size: u64,
+}
+
+impl Tumbling {
+    /// Windows of `size`, which must be positive.
+    pub fn new(size: u64) -> Result<Tumbling> {
+        if size == 0 {
+            return Err(Error::ZeroLength { name: "size" });
+        }
+        Ok(Tumbling { size })
     }
-    Window::starting_at(timestamp - timestamp % size, size)
+
+    /// The window that holds `timestamp`; its end must fit.
+    pub fn window(self, timestamp: u64) -> Result<Window> {
+        Window::starting_at(timestamp - timestamp % self.size, self.size)
+    }
 }
 
 /// Every sliding window of `width`, started at each multiple of `slide`, that

@@ -1,0 +1,187 @@
+//! The frame every batch call shares (`tumbling_starts`, `insert_all`,
+//! `add_all`): many events in one call, each applied exactly as its single
+//! call would apply it, in order.
+//!
+//! The arguments are Arrays, or objects `to_ary` converts, all of one
+//! length, checked before anything is applied. Each is read from a private
+//! copy, so a block, a key's `hash` or a trap handler that changes the
+//! caller's Array cannot change what the batch applies. Every
+//! [`INTERRUPT_EVERY`] elements pending interrupts (Ctrl-C, `Thread#raise`,
+//! trap handlers) get their chance, so a long batch stops promptly. An
+//! element that is refused raises its single call's error, named with the
+//! element's index; the elements before it stay applied.
+//!
+//! What a batch gains beyond the calls it saves: it knows the keys to come.
+//! A keyed batch starts loading each key, then its index bucket, then its
+//! entry, a few elements before its turn, so that the cache misses of many
+//! keys overlap instead of following one another.
+
+use magnus::{prelude::*, Error, RArray, Ruby, Value};
+use window_machines_core::{KeyLookup, Prefetch};
+
+use crate::errors::{at_index, described, invalid_argument, wrong_type};
+use crate::guard::Guard;
+use crate::hash_key::{hash_without_ruby, prefetch_key};
+
+/// How many elements a batch applies between two checks for interrupts:
+/// well under a millisecond of work even for the slowest batch call.
+pub const INTERRUPT_EVERY: usize = 16_384;
+
+/// How many elements ahead a keyed batch starts loading a key; its bucket
+/// and entry follow at half and a quarter of that. Far enough ahead for a
+/// miss to complete meanwhile, near enough that what was loaded is still
+/// cached when its turn comes.
+const LOOKAHEAD: usize = 16;
+
+/// The column that holds a keyed batch's keys: the first, in every call.
+const KEYS: usize = 0;
+
+/// What loads a keyed batch's keys ahead: [`KeyLookup::prefetch`] on the
+/// state `guard` holds, skipped while the state is in use (it is a hint).
+pub fn loading_keys<'a, S: KeyLookup>(
+    ruby: &'a Ruby,
+    guard: &'a Guard<S>,
+) -> impl Fn(u64, Prefetch) + 'a {
+    move |hash, stage| {
+        guard
+            .read(ruby, |state| state.prefetch(hash, stage))
+            .unwrap_or(());
+    }
+}
+
+/// The Arrays a batch call reads, all of one length; a column given as
+/// `nil` where that is allowed reads as `nil` at every index. Kept on the
+/// stack, where Ruby's GC finds (and pins) the copies.
+pub struct Batch<const N: usize> {
+    columns: [Option<RArray>; N],
+    len: usize,
+}
+
+impl<const N: usize> Batch<N> {
+    /// The named arguments, each an Array (or converted with `to_ary`) or,
+    /// given as `None`, absent; ArgumentError unless all have one length.
+    pub fn new(ruby: &Ruby, arguments: [(&str, Option<Value>); N]) -> Result<Self, Error> {
+        let mut columns = [None; N];
+        for (column, (name, value)) in columns.iter_mut().zip(arguments) {
+            if let Some(value) = value {
+                *column = Some(private_copy(ruby, name, value)?);
+            }
+        }
+        let lengths: Vec<(&str, usize)> = arguments
+            .iter()
+            .zip(&columns)
+            .filter_map(|((name, _), column)| Some((*name, column.as_ref()?.len())))
+            .collect();
+        let len = lengths.first().map_or(0, |(_, len)| *len);
+        if lengths.iter().any(|(_, other)| *other != len) {
+            let described: Vec<String> = lengths
+                .iter()
+                .map(|(name, len)| format!("{name} has {len}"))
+                .collect();
+            return Err(invalid_argument(
+                ruby,
+                format!(
+                    "a batch needs Arrays of one length, but {}",
+                    described.join(", ")
+                ),
+            ));
+        }
+        Ok(Batch { columns, len })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Applies each row in order with `apply`, then hands what it returned
+    /// to `after` (which yields to the caller's block, if any). An error
+    /// from `apply` refused the element and is named with its index; an
+    /// error from `after` is the block's own and passes through as it is.
+    /// With `ahead` (from [`loading_keys`]), each key in the first column
+    /// is loaded before its turn (see the module's notes); of a key whose
+    /// hash runs Ruby code, only the object.
+    pub fn each<T>(
+        &self,
+        ruby: &Ruby,
+        ahead: Option<&dyn Fn(u64, Prefetch)>,
+        mut apply: impl FnMut([Value; N]) -> Result<T, Error>,
+        mut after: impl FnMut(T) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut hashes = [None; LOOKAHEAD];
+        for index in 0..self.len {
+            if index > 0 && index % INTERRUPT_EVERY == 0 {
+                ruby.thread_check_ints()?;
+            }
+            if let Some(ahead) = ahead {
+                self.load_ahead(ahead, index, &mut hashes);
+            }
+            let applied =
+                apply(self.row(ruby, index)).map_err(|error| at_index(ruby, error, index))?;
+            after(applied)?;
+        }
+        Ok(())
+    }
+
+    /// Loads the key `LOOKAHEAD` elements on; hashes the one half as far
+    /// on (its object loaded by now) and loads its bucket; and loads the
+    /// entry of the one a quarter as far on (its bucket loaded by now).
+    fn load_ahead(
+        &self,
+        ahead: &dyn Fn(u64, Prefetch),
+        index: usize,
+        hashes: &mut [Option<u64>; LOOKAHEAD],
+    ) {
+        if let Some(key) = self.element(KEYS, index + LOOKAHEAD) {
+            prefetch_key(key);
+        }
+        let hashed = index + LOOKAHEAD / 2;
+        let hash = self.element(KEYS, hashed).and_then(hash_without_ruby);
+        if let Some(hash) = hash {
+            ahead(hash, Prefetch::Bucket);
+        }
+        if let Some(slot) = hashes.get_mut(hashed % LOOKAHEAD) {
+            *slot = hash;
+        }
+        if let Some(Some(hash)) = hashes.get((index + LOOKAHEAD / 4) % LOOKAHEAD) {
+            ahead(*hash, Prefetch::Entry);
+        }
+    }
+
+    /// The elements at `index`, one per column (`nil` past a column's end,
+    /// which only code reaching the private copy through ObjectSpace could
+    /// cause).
+    fn row(&self, ruby: &Ruby, index: usize) -> [Value; N] {
+        let nil = ruby.qnil().as_value();
+        let mut row = [nil; N];
+        for (column, element) in row.iter_mut().enumerate() {
+            *element = self.element(column, index).unwrap_or(nil);
+        }
+        row
+    }
+
+    fn element(&self, column: usize, index: usize) -> Option<Value> {
+        let column = self.columns.get(column)?.as_ref()?;
+        // SAFETY: the slice is read at once, before any Ruby code runs, so
+        // the Array cannot change or move while it is borrowed; `get`
+        // bounds the read by its current length.
+        unsafe { column.as_slice() }.get(index).copied()
+    }
+}
+
+/// A copy of the Array `value` is or converts to, no one else can change.
+fn private_copy(ruby: &Ruby, name: &str, value: Value) -> Result<RArray, Error> {
+    let array = match RArray::from_value(value) {
+        Some(array) => Some(array),
+        None if value.respond_to("to_ary", false)? => {
+            RArray::from_value(value.funcall::<_, _, Value>("to_ary", ())?)
+        }
+        None => None,
+    };
+    let Some(array) = array else {
+        return Err(wrong_type(
+            ruby,
+            format!("{name} must be an Array, got {}", described(value)),
+        ));
+    };
+    Ok(array.dup())
+}
