@@ -87,6 +87,16 @@ impl ClosingQueue {
         }
     }
 
+    /// The entries after the first, in the order they come due as far as
+    /// that is known (a bucket is sorted when it comes due): for loading
+    /// ahead, nothing more.
+    pub fn upcoming(&self) -> impl Iterator<Item = KeySlot> + '_ {
+        self.buckets
+            .values()
+            .flat_map(|bucket| bucket.entries.get(bucket.next..).unwrap_or_default())
+            .copied()
+    }
+
     /// Whether stale entries outnumber the `live` ones enough to rebuild.
     #[must_use]
     pub fn is_mostly_stale(&self, live: usize) -> bool {

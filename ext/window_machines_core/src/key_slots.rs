@@ -282,6 +282,22 @@ impl<K, S> KeySlots<K, S> {
         }
     }
 
+    /// For a caller that hands keys over in a known order (`upcoming`, the
+    /// slots to come, next first): starts loading the next key's index
+    /// bucket (its entry, loaded by the call before, gives its hash) and
+    /// the entry of the key after it.
+    pub fn prefetch_upcoming(&self, mut upcoming: impl Iterator<Item = KeySlot>) {
+        let Some(next) = upcoming.next() else {
+            return;
+        };
+        if let Some(hash) = self.hash(next) {
+            self.by_hash.prefetch(hash);
+        }
+        if let Some(after) = upcoming.next() {
+            self.prefetch_slot(after);
+        }
+    }
+
     /// Every held key with its slot and state, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (KeySlot, &K, &S)> {
         self.held.iter().enumerate().filter_map(|(index, entry)| {

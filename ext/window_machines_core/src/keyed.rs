@@ -371,9 +371,7 @@ impl<K: Clone> KeyedSessions<K> {
         }
         let (order, slot) = (*order, *slot);
         self.closing.pop_first();
-        if let Some((_, next)) = self.closing.first_key_value() {
-            self.keys.prefetch_slot(*next);
-        }
+        self.keys.prefetch_upcoming(self.closing.values().copied());
         let span = Span {
             first: order.first,
             last: order.last,

@@ -759,6 +759,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             }
         };
         self.closing.remove_first();
+        self.keys.prefetch_upcoming(self.closing.upcoming());
         self.hand_over(at, slot, merged).map(Taken::Ready)
     }
 
