@@ -2,8 +2,12 @@
 
 # KeyedSessions against a Hash of Sessions swept on every watermark advance,
 # on the same invoice stream, in one process; and the memory a held session
-# costs; then a tracker holding BIG_KEYS keys at once (default 10,000,000;
-# 0 skips it). Run: bundle exec rake bench:keyed (PARTNERS=100000
+# costs; then KeyedSessions#insert_all, one call per stretch of
+# KeyedRuns::ADVANCE_EVERY events (the stream cut beforehand, as a consumer
+# receives it), against an insert per event, with the same hand-overs, best
+# of BATCH_ROUNDS alternating runs, checking both hand over the same sessions
+# in the same order; then a tracker holding BIG_KEYS keys at once (default
+# 10,000,000; 0 skips it). Run: bundle exec rake bench:keyed (PARTNERS=100000
 # BIG_KEYS=100000 for a quick run).
 
 require "objspace"
@@ -12,6 +16,8 @@ require_relative "support/keyed_runs"
 PARTNERS = Integer(ENV.fetch("PARTNERS", 1_000_000))
 SMALL = 10_000
 BIG_KEYS = Integer(ENV.fetch("BIG_KEYS", 10_000_000))
+BATCH_ROUNDS = 3
+BATCH_TARGET = 1.3
 
 def rss_bytes
   GC.start
@@ -61,6 +67,28 @@ memsize = ObjectSpace.memsize_of(holding.tracker).to_f / holding.tracker.size
 drain_large = drain(holding)
 drain_small = drain(hold_all(small_stream.keys))
 
+# insert_all against insert, both on KeyedRuns::Direct (the gem's methods
+# called straight from the loop), alternating which goes first, each run
+# after a full GC so that none pays for the trackers before it; the best end
+# to end of each. KeyedRuns::Idle's run is the loop's own cost.
+slices = KeyedRuns.slices(stream)
+runs = KeyedRuns.alternating(BATCH_ROUNDS, -> { KeyedRuns.run(stream, KeyedRuns::Direct.new) },
+                             -> { KeyedRuns.run_batches(slices, KeyedRuns::Direct.new) })
+single_best, batch_best = runs.transpose.map { |timings| timings.min_by(&:total) }
+GC.start
+idle = KeyedRuns.run(stream, KeyedRuns::Idle.new)
+# Once more, keeping every session handed over, to check they are the same.
+GC.start
+single_check = KeyedRuns::Direct.new(collect: true)
+KeyedRuns.run(stream, single_check)
+batch_check = KeyedRuns::Direct.new(collect: true)
+KeyedRuns.run_batches(slices, batch_check)
+handed_over_checked = single_check.results.size
+batch_identical = single_check.results == batch_check.results &&
+                  runs.flatten.all? { |timing| timing.handed_over == handed_over_checked }
+single_check = batch_check = slices = nil
+GC.start
+
 insert_ratio = keyed.ns_per_insert / swept.ns_per_insert
 stream_take_ratio = keyed.ns_per_handover / small.ns_per_handover
 drain_ratio = drain_large / drain_small
@@ -77,6 +105,25 @@ puts format("RSS growth per held session: %.0f bytes (memsize_of says %.0f; targ
             per_session, memsize, verdict(per_session <= 160))
 puts format("end to end: %.1fx faster than the Hash of Sessions with its sweep (target >= 10x: %s)",
             speedup, verdict(speedup >= 10))
+
+puts
+puts "insert_all, one call per #{KeyedRuns::ADVANCE_EVERY} events, against insert per event, " \
+     "#{PARTNERS} partners, the same hand-overs (best of #{BATCH_ROUNDS} alternating runs each; all listed):"
+runs.each_with_index do |(single, batch), round|
+  report("  insert, round #{round + 1}", single)
+  report("  insert_all, round #{round + 1}", batch)
+end
+puts format("  the loop alone, calling a Ruby method that does nothing: %.0f ns/event", idle.ns_per_insert)
+batch_speedup = single_best.total / batch_best.total
+puts format("  sessions handed over: %d by each, in the same order: %s", handed_over_checked,
+            batch_identical ? "identical" : "DIFFER")
+puts format("insert_all per event / insert per event at %d keys: %.2fx", PARTNERS,
+            batch_best.ns_per_insert / single_best.ns_per_insert)
+puts format("end to end with insert_all: %.2fx faster than with insert (target >= %.1fx: %s)%s",
+            batch_speedup, BATCH_TARGET, verdict(batch_identical && batch_speedup >= BATCH_TARGET),
+            batch_identical ? "" : ", results DIFFER")
+puts format("  (insert per event less the loop alone: %.0f ns; insert_all per event: %.0f ns)",
+            single_best.ns_per_insert - idle.ns_per_insert, batch_best.ns_per_insert)
 
 # A tracker holding BIG_KEYS keys at once (BIG_KEYS=0 skips this): the cost
 # of a new key and of a take must not climb with the number held, and GC

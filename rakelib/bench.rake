@@ -18,9 +18,12 @@ namespace :bench do
   desc "Aggregating windows against KeyedSessions and plain Ruby (PARTNERS=1000000)"
   task(windows: :compile) { ruby "-Ilib", "bench/windows.rb" }
 
+  desc "TumblingWindows#add_all against add per event (EVENTS=1000000, KEYS=10000)"
+  task(batch: :compile) { ruby "-Ilib", "bench/batch.rb" }
+
   desc "VersionedTable against a Hash and a plain-Ruby versioned table (KEYS=1000000)"
   task(versioned: :compile) { ruby "-Ilib", "bench/versioned.rb" }
 end
 
 desc "Run every benchmark"
-task bench: %w[bench:ops bench:memory bench:keyed bench:churn bench:windows]
+task bench: %w[bench:ops bench:memory bench:keyed bench:churn bench:windows bench:batch]

@@ -6,7 +6,8 @@ require_relative "invoice_stream"
 # One pass of an invoice stream through a tracker, timing the inserts and the
 # hand-overs separately. The watermark trails the newest invoice seen by
 # InvoiceStream::LATE and moves once every ADVANCE_EVERY events; at the end
-# everything is drained.
+# everything is drained. `run` inserts one event at a time, `run_batches`
+# each stretch of ADVANCE_EVERY events with one batch call.
 module KeyedRuns
   ADVANCE_EVERY = 1_000
   Timing = Struct.new(:inserts, :insert_seconds, :handed_over, :handover_seconds, keyword_init: true) do
@@ -49,20 +50,97 @@ module KeyedRuns
                handed_over: handed_over, handover_seconds: handover_seconds)
   end
 
+  # `rounds` timings of each of two jobs, `[[one, other], ...]`, alternating
+  # which goes first, each run after a full GC so that none pays for what
+  # ran before it.
+  def alternating(rounds, one, other)
+    Array.new(rounds) do |round|
+      jobs = round.odd? ? [other, one] : [one, other]
+      timings = jobs.map do |job|
+        GC.start
+        job.call
+      end
+      round.odd? ? timings.reverse : timings
+    end
+  end
+
+  # The stream cut into the stretches `run` inserts between two hand-overs,
+  # each as [keys, timestamps]: what a consumer receiving batches is given.
+  # Made once, before anything is timed.
+  def slices(stream)
+    stream.event_keys.each_slice(ADVANCE_EVERY).zip(stream.event_times.each_slice(ADVANCE_EVERY))
+  end
+
+  # `run` with each slice inserted by one `tracker.insert_all(keys, times)`,
+  # and the same hand-overs at the same points. The newest timestamp of a
+  # slice is found inside the timed region, as `run` finds it.
+  def run_batches(slices, tracker)
+    insert_seconds = handover_seconds = 0.0
+    handed_over = 0
+    newest = 0
+    slices.each do |keys, times|
+      started = now
+      tracker.insert_all(keys, times)
+      latest = times.max
+      newest = latest if latest > newest
+      insert_seconds += now - started
+      started = now
+      handed_over += tracker.hand_over(newest - InvoiceStream::LATE)
+      handover_seconds += now - started
+    end
+    started = now
+    handed_over += tracker.hand_over(2**64 - 1)
+    handover_seconds += now - started
+    Timing.new(inserts: slices.sum { |keys, _times| keys.size }, insert_seconds: insert_seconds,
+               handed_over: handed_over, handover_seconds: handover_seconds)
+  end
+
+  # Advances a KeyedSessions `tracker` to `watermark` and takes what closed:
+  # how many, each kept in `results` unless `results` is nil.
+  def hand_over(tracker, watermark, results = nil)
+    return 0 unless watermark.positive?
+
+    tracker.advance_watermark(watermark)
+    count = 0
+    while (closed = tracker.take_closed)
+      results&.push(closed)
+      count += 1
+    end
+    count
+  end
+
   # The gem's KeyedSessions, handing over through take_closed.
   class Keyed
     def initialize = @tracker = WindowMachines::KeyedSessions.new(InvoiceStream::GAP)
     def insert(key, at) = @tracker.insert(key, at)
     attr_reader :tracker
 
-    def hand_over(watermark)
-      return 0 unless watermark.positive?
+    def hand_over(watermark) = KeyedRuns.hand_over(@tracker, watermark)
+  end
 
-      @tracker.advance_watermark(watermark)
-      count = 0
-      count += 1 while @tracker.take_closed
-      count
+  # KeyedSessions itself, handing over as Keyed does: `insert` and
+  # `insert_all` are the gem's own methods, with no Ruby method of the
+  # benchmark's in between (Keyed's `insert` is one, a call per event that
+  # only single inserts would pay), so single inserts and batches compare
+  # fairly. With `collect: true`, keeps what it hands over, as Keyed.
+  class Direct < WindowMachines::KeyedSessions
+    attr_reader :results
+
+    def initialize(collect: false)
+      super(InvoiceStream::GAP)
+      @results = collect ? [] : nil
     end
+
+    def hand_over(watermark) = KeyedRuns.hand_over(self, watermark, @results)
+  end
+
+  # A tracker that does nothing: its time in `run` is the loop's own, reading
+  # the stream and making a call per event, and in `run_batches` a call per
+  # slice.
+  class Idle
+    def insert(_key, _at) = true
+    def insert_all(keys, _times) = keys.size
+    def hand_over(_watermark) = 0
   end
 
   # What users write without it: a Hash of Sessions, every key swept on each

@@ -34,3 +34,28 @@ class Result
     misses
   end
 end
+
+# Nanoseconds per event of one BatchWorkload: the loop that only reads the
+# events, the single calls and the batch call.
+class BatchResult
+  attr_reader :workload, :read, :single, :batch
+
+  def initialize(workload, read:, single:, batch:)
+    @workload = workload
+    @read = read
+    @single = single
+    @batch = batch
+  end
+
+  def batch_over_single
+    batch / single
+  end
+
+  def target
+    "batch/single <= #{workload.target}"
+  end
+
+  def met?
+    batch_over_single <= workload.target
+  end
+end

@@ -24,9 +24,9 @@ module Streams
 
   # in_order, with one event in ten arriving just after its successor, which
   # is at most STEP (so within the gap) later.
-  def out_of_order
-    stream = in_order
-    (0...EVENTS).step(10) do |index|
+  def out_of_order(events = EVENTS)
+    stream = in_order(events)
+    (0...events).step(10) do |index|
       swap = index + RANDOM.rand(9)
       stream[swap], stream[swap + 1] = stream[swap + 1], stream[swap]
     end

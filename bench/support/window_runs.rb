@@ -41,6 +41,21 @@ module WindowRuns
     mine.size == one.size && mine == by_window.call(other)
   end
 
+  # Hands over what `tracker` has closed (everything, at DRAIN): how many,
+  # each kept in `results` as `[key, start, end_or_last, result]` unless
+  # `results` is nil.
+  def hand_over(tracker, watermark, results)
+    count = 0
+    handed = if results
+               proc { |key, start, finish, result| results << [key, start, finish, result] }
+             else
+               proc { count += 1 }
+             end
+    before = results&.size
+    watermark == DRAIN ? tracker.flush(&handed) : tracker.each_closed(&handed)
+    results ? results.size - before : count
+  end
+
   # One of the gem's aggregating trackers. With `collect: true` every window
   # handed over is kept as `[key, start, end_or_last, result]`; without, it
   # is only counted, so that timing the inserts is not disturbed by a growing
@@ -57,19 +72,28 @@ module WindowRuns
     def insert(key, at) = @tracker.add(key, at)
 
     def hand_over(watermark)
-      results = @results
-      count = 0
-      handed = if results
-                 proc { |key, start, finish, result| results << [key, start, finish, result] }
-               else
-                 proc { count += 1 }
-               end
-      before = results&.size
-      watermark == DRAIN ? @tracker.flush(&handed) : @tracker.each_closed(&handed)
-      (results ? results.size - before : count).tap { |size| @handed_sizes << size }
+      WindowRuns.hand_over(@tracker, watermark, @results).tap { |size| @handed_sizes << size }
     end
 
     def late_count = @tracker.late_count
+  end
+
+  # The gem's TumblingWindows itself (one-minute windows, GRACE, Count),
+  # handing over as Gem does: `insert` and `insert_all` are aliases of `add`
+  # and `add_all`, so calling them calls the gem with no Ruby method of the
+  # benchmark's in between, and single adds and batches compare fairly.
+  class DirectTumbling < WindowMachines::TumblingWindows
+    attr_reader :results
+
+    alias insert add
+    alias insert_all add_all
+
+    def initialize(collect:)
+      super(MINUTE, grace: GRACE, aggregate: WindowRuns.count)
+      @results = collect ? [] : nil
+    end
+
+    def hand_over(watermark) = WindowRuns.hand_over(self, watermark, @results)
   end
 
   # A tracker that costs nothing: each hand_over hands over, as fresh

@@ -18,3 +18,17 @@ Workload = Struct.new(:name, :events, :target, :floor, :bind, keyword_init: true
     raise "#{name}: plain Ruby and the gem disagree" unless gem == plain
   end
 end
+
+# A batch call against the single call it replaces, over the same
+# pre-generated events (`events` of them per iteration). `read` is the
+# single-call loop with the call taken out: only the Arrays are read, the
+# least any Ruby loop over the events costs. `single` makes one call per
+# event, `batch` one call for them all; each returns what `same` needs to
+# tell whether the two agree. `target` is the most batch/single may be.
+BatchWorkload = Struct.new(:name, :events, :target, :read, :single, :batch, :same, keyword_init: true) do
+  # Runs both loops once and refuses to go on unless they agree, so a batch
+  # call that skips work cannot flatter itself.
+  def check!
+    raise "#{name}: the batch call and the single calls disagree" unless same.call(single.call, batch.call)
+  end
+end

@@ -3,18 +3,25 @@
 require_relative "streams"
 require_relative "workload"
 
-# The operations the issue lists, each over a stream from Streams.
+# The operations the issue lists, each over a stream from Streams; and the
+# batch calls against the single calls they replace, over BATCH_EVENTS.
 module Workloads
   SIZE = 60_000
   SLIDE = 10_000
   LATENESS = 5_000
   GAP = Streams::GAP
+  BATCH_EVENTS = 1_000_000
 
   module_function
 
   def all
     [tumbling, sliding(2, target: 1.8), sliding(32, target: nil), advance, closes,
      in_order, bursty, out_of_order, bridging]
+  end
+
+  # Made after `all`, so that its streams are the ones they always were.
+  def batches
+    [tumbling_starts, insert_all]
   end
 
   def divmod(stream, divisor)
@@ -121,5 +128,38 @@ module Workloads
                  })
   end
 
-  private_class_method :divmod, :inserts, :run_bursts
+  # WindowMachines.tumbling_starts over BATCH_EVENTS timestamps, 10% out of
+  # order, against `tumbling` (the pair it returns) for each; both build an
+  # Array of BATCH_EVENTS results.
+  def tumbling_starts
+    stream = Streams.out_of_order(BATCH_EVENTS)
+    BatchWorkload.new(name: "WindowMachines.tumbling_starts", events: stream.size, target: 0.2,
+                      read: -> { stream.map { |timestamp| timestamp } },
+                      single: -> { stream.map { |timestamp| WindowMachines.tumbling(timestamp, SIZE) } },
+                      batch: -> { WindowMachines.tumbling_starts(stream, SIZE) },
+                      same: ->(windows, starts) { windows.map(&:first) == starts })
+  end
+
+  # Sessions#insert_all of BATCH_EVENTS in-order timestamps (one session)
+  # into a fresh tracker, against an insert for each; the single calls'
+  # spans are dropped, as the batch call returns only a count.
+  def insert_all
+    stream = Streams.in_order(BATCH_EVENTS)
+    BatchWorkload.new(name: "Sessions#insert_all, in order", events: stream.size, target: 0.25,
+                      read: -> { stream.each { |timestamp| timestamp } },
+                      single: lambda {
+                        sessions = WindowMachines::Sessions.new(GAP)
+                        stream.each { |timestamp| sessions.insert(timestamp) }
+                        sessions
+                      },
+                      batch: lambda {
+                        sessions = WindowMachines::Sessions.new(GAP)
+                        raise "insert_all applied too few" unless sessions.insert_all(stream) == stream.size
+
+                        sessions
+                      },
+                      same: ->(one, other) { one == other && one.to_a == [[stream.first, stream.last]] })
+  end
+
+  private_class_method :divmod, :inserts, :run_bursts, :tumbling_starts, :insert_all
 end
