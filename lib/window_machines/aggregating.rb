@@ -2,9 +2,12 @@
 
 module WindowMachines
   # What {HoppingWindows}, {TumblingWindows} and {SessionWindows} share
-  # beyond their native methods: the hand-over enumerators, and reading a
-  # checkpoint back.
+  # beyond their native methods: the hand-over enumerators, reading a
+  # checkpoint back, and equality by value: the same class and checkpoint,
+  # aggregators (built-ins compare by kind and field, custom ones as they
+  # define `eql?`) and `on_late:` included.
   module Aggregating
+    include SameCheckpoint
     # Gives an including class {ClassMethods}.
     # @param base [Class]
     # @return [void]

@@ -71,7 +71,9 @@ module WindowMachines
       # @!visibility private
       def install(klass, arguments:, calls:, keywords: {})
         klass.const_set(:ClockedCalls, converting(calls))
-        klass.prepend(self)
+        # Once in a class's ancestors: a subclass of a clocked class
+        # (TumblingWindows) inherits it rather than wrapping it twice.
+        klass.prepend(self) unless klass.include?(self)
         klass.singleton_class.prepend(constructing(arguments, keywords))
       end
 
@@ -171,10 +173,10 @@ module WindowMachines
                                  calls: { insert: [nil, :ticks], insert_all: [nil, :each_ticks],
                                           advance_watermark: %i[ticks] })
   aggregating = { add: [nil, :ticks], add_all: [nil, :each_ticks], advance_watermark: %i[ticks] }
-  Clocked.install(TumblingWindows, arguments: %i[length], keywords: { grace: :length, offset: :length },
-                                   calls: aggregating)
   Clocked.install(HoppingWindows, arguments: %i[length length], keywords: { grace: :length, offset: :length },
                                   calls: aggregating)
+  Clocked.install(TumblingWindows, arguments: %i[length], keywords: { grace: :length, offset: :length },
+                                   calls: aggregating)
   Clocked.install(SessionWindows, arguments: %i[length], keywords: { grace: :length }, calls: aggregating)
   Clocked.install(VersionedTable, arguments: %i[length],
                                   calls: { put: [nil, nil, :ticks], delete: [nil, :ticks], get: [nil, :ticks],

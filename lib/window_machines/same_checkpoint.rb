@@ -2,7 +2,8 @@
 
 module WindowMachines
   # Equality for the classes whose whole state is their checkpoint
-  # ({KeyedSessions}, {VersionedTable}): the same class, and checkpoints
+  # ({KeyedSessions}, {VersionedTable} and the {Aggregating} windows): the
+  # same class, and checkpoints
   # (`marshal_dump`) that are `eql?`, so keys and values compare as Hash
   # keys do: a table holding the key `1` and one holding `1.0` differ, as
   # they would file later calls differently.

@@ -281,6 +281,28 @@ RSpec.describe WindowMachines::TumblingWindows do
     end
   end
 
+  describe "equality" do
+    def tracker(**options) = described_class.new(10, aggregate: WindowMachines::Aggregate::Count.new, **options)
+
+    it "compares by class and state, aggregators and on_late included, as KeyedSessions does" do
+      one = tracker
+      other = tracker
+      expect(one).to eq(other)
+      one.add(1, 3)
+      expect(one).not_to eq(other)
+      other.add(1, 3)
+      expect([one == other, one.eql?(other), one.hash == other.hash]).to eq([true, true, true])
+      one.add(2, 4)
+      other.add(2.0, 4)
+      expect(one).not_to eql(other) # keys compare as Hash keys do: 2 is not 2.0
+      expect(tracker(on_late: :drop)).not_to eq(tracker)
+      expect(tracker).not_to eq(described_class.new(10, aggregate: agg::Sum.new))
+      expect(tracker).not_to eq(WindowMachines::HoppingWindows.new(10, 10, aggregate: agg::Count.new))
+      expect(one.dup).to eq(one)
+      expect(Marshal.load(Marshal.dump(one))).to eq(one)
+    end
+  end
+
   describe "checkpoints" do
     let(:aggregate) { { "n" => agg::Count.new, "sum" => agg::Sum.new("v"), "all" => agg::Collect.new("v"), "first" => agg::First.new("v"), "mean" => agg::Mean.new("v") } }
 
