@@ -25,29 +25,16 @@ module KeyedRuns
   def run(stream, tracker)
     keys = stream.event_keys
     times = stream.event_times
-    insert_seconds = handover_seconds = 0.0
-    handed_over = 0
-    newest = 0
-    index = 0
-    while index < keys.size
-      batch_end = [index + ADVANCE_EVERY, keys.size].min
-      started = now
-      while index < batch_end
+    timed((0...keys.size).step(ADVANCE_EVERY), tracker, keys.size) do |index, newest|
+      stretch_end = [index + ADVANCE_EVERY, keys.size].min
+      while index < stretch_end
         at = times[index]
         tracker.insert(keys[index], at)
         newest = at if at > newest
         index += 1
       end
-      insert_seconds += now - started
-      started = now
-      handed_over += tracker.hand_over(newest - InvoiceStream::LATE)
-      handover_seconds += now - started
+      newest
     end
-    started = now
-    handed_over += tracker.hand_over(2**64 - 1)
-    handover_seconds += now - started
-    Timing.new(inserts: keys.size, insert_seconds: insert_seconds,
-               handed_over: handed_over, handover_seconds: handover_seconds)
   end
 
   # `rounds` timings of each of two jobs, `[[one, other], ...]`, alternating
@@ -75,14 +62,24 @@ module KeyedRuns
   # and the same hand-overs at the same points. The newest timestamp of a
   # slice is found inside the timed region, as `run` finds it.
   def run_batches(slices, tracker)
+    timed(slices, tracker, slices.sum { |keys, _times| keys.size }) do |(keys, times), newest|
+      tracker.insert_all(keys, times)
+      [times.max, newest].max
+    end
+  end
+
+  # Inserts each of `stretches` with the block (given the stretch and the
+  # newest timestamp so far, it returns the newest after it), then hands
+  # over what the watermark trailing the newest by InvoiceStream::LATE has
+  # closed; at the end drains everything. Inserts and hand-overs are timed
+  # apart.
+  def timed(stretches, tracker, inserts)
     insert_seconds = handover_seconds = 0.0
     handed_over = 0
     newest = 0
-    slices.each do |keys, times|
+    stretches.each do |stretch|
       started = now
-      tracker.insert_all(keys, times)
-      latest = times.max
-      newest = latest if latest > newest
+      newest = yield(stretch, newest)
       insert_seconds += now - started
       started = now
       handed_over += tracker.hand_over(newest - InvoiceStream::LATE)
@@ -91,7 +88,7 @@ module KeyedRuns
     started = now
     handed_over += tracker.hand_over(2**64 - 1)
     handover_seconds += now - started
-    Timing.new(inserts: slices.sum { |keys, _times| keys.size }, insert_seconds: insert_seconds,
+    Timing.new(inserts: inserts, insert_seconds: insert_seconds,
                handed_over: handed_over, handover_seconds: handover_seconds)
   end
 

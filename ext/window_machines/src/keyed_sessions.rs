@@ -158,27 +158,27 @@ impl RbKeyedSessions {
     }
 
     fn take_closed(ruby: &Ruby, rb_self: Value) -> Result<Option<RArray>, Error> {
-        let this = unfrozen::<Self>(ruby, rb_self)?;
-        let handover = this.0.write(ruby, Tracker::take_closed)?;
-        // A released key is no longer marked by the tracker; `key` is a
-        // local from here on, which the GC's stack scan keeps alive.
-        Ok(handover.map(|handover| keyed_span(ruby, ruby.get_inner(handover.key), handover.span)))
+        Ok(Self::take_one(ruby, rb_self)?.map(|(key, span)| keyed_span(ruby, key, span)))
     }
 
     /// Yields `key, first, last` of each closed session in closing order,
     /// each taken out of the tracker just before: `each_closed`'s work,
     /// with no Array made per session.
     fn take_each_closed(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
-        while let Some(handover) = unfrozen::<Self>(ruby, rb_self)?
-            .0
-            .write(ruby, Tracker::take_closed)?
-        {
-            // A released key is no longer marked by the tracker; `key` is a
-            // local from here on, which the GC's stack scan keeps alive.
-            let key = ruby.get_inner(handover.key);
-            let _: Value = ruby.yield_values((key, handover.span.first, handover.span.last))?;
+        while let Some((key, span)) = Self::take_one(ruby, rb_self)? {
+            let _: Value = ruby.yield_values((key, span.first, span.last))?;
         }
         Ok(rb_self)
+    }
+
+    /// The session that closed first, taken out of the tracker, with its
+    /// key. A released key is no longer marked by the tracker; the key
+    /// returned is a local of the caller's, which the GC's stack scan
+    /// keeps alive.
+    fn take_one(ruby: &Ruby, rb_self: Value) -> Result<Option<(Value, Span)>, Error> {
+        let this = unfrozen::<Self>(ruby, rb_self)?;
+        let handover = this.0.write(ruby, Tracker::take_closed)?;
+        Ok(handover.map(|handover| (ruby.get_inner(handover.key), handover.span)))
     }
 
     fn watermark(ruby: &Ruby, rb_self: Value) -> Result<Option<u64>, Error> {

@@ -4,7 +4,7 @@ use magnus::{
     method, prelude::*, typed_data::Obj, DataTypeFunctions, Error, RArray, RHash, RModule, Ruby,
     TypedData, Value,
 };
-use window_machines_core::{Insertion, Sessions};
+use window_machines_core::{Insertion, Sessions, Span};
 
 use crate::batch::Batch;
 use crate::checkpoint;
@@ -111,22 +111,24 @@ impl RbSessions {
     }
 
     fn take_closed(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
-        let this = unfrozen::<Self>(ruby, rb_self)?;
-        let closed = this.0.write(ruby, Sessions::take_closed)?;
-        Ok(optional_span(ruby, closed))
+        Ok(optional_span(ruby, Self::take_one(ruby, rb_self)?))
     }
 
     /// Yields `first, last` of each closed session, oldest first, each
     /// taken out of the tracker just before: `each_closed`'s work, with no
     /// Array made per session.
     fn take_each_closed(ruby: &Ruby, rb_self: Value) -> Result<Value, Error> {
-        while let Some(span) = unfrozen::<Self>(ruby, rb_self)?
-            .0
-            .write(ruby, Sessions::take_closed)?
-        {
+        while let Some(span) = Self::take_one(ruby, rb_self)? {
             let _: Value = ruby.yield_values((span.first, span.last))?;
         }
         Ok(rb_self)
+    }
+
+    /// The oldest closed session, taken out of the tracker.
+    fn take_one(ruby: &Ruby, rb_self: Value) -> Result<Option<Span>, Error> {
+        unfrozen::<Self>(ruby, rb_self)?
+            .0
+            .write(ruby, Sessions::take_closed)
     }
 
     fn watermark(ruby: &Ruby, rb_self: Value) -> Result<Option<u64>, Error> {
