@@ -32,6 +32,7 @@ Gem::Specification.new do |spec|
 
   spec.files = Dir[
     "lib/**/*.rb",
+    "exe/*",
     "sig/**/*.rbs",
     "ext/*/Cargo.toml",
     "ext/*/extconf.rb",
@@ -42,6 +43,8 @@ Gem::Specification.new do |spec|
     "LICENSE.txt",
     "CHANGELOG.md"
   ]
+  spec.bindir = "exe"
+  spec.executables = ["window_machines"]
   spec.require_paths = ["lib"]
   spec.extensions = ["ext/window_machines/extconf.rb"]
 end

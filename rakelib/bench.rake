@@ -23,6 +23,18 @@ namespace :bench do
 
   desc "VersionedTable against a Hash and a plain-Ruby versioned table (KEYS=1000000)"
   task(versioned: :compile) { ruby "-Ilib", "bench/versioned.rb" }
+
+  desc "The window_machines command against DuckDB on a file (EVENTS=3000000, USERS=1000000, DUCKDB_PYTHON)"
+  task(cli: :compile) do
+    # DuckDB is only the benchmark's peer: without DUCKDB_PYTHON, a throwaway virtualenv.
+    venv = "tmp/bench_cli/venv"
+    unless ENV["DUCKDB_PYTHON"] || system("#{venv}/bin/python", "-c", "import duckdb", err: File::NULL)
+      sh "python3 -m venv #{venv} && #{venv}/bin/python -m pip install --quiet duckdb" do |ok, _|
+        warn "bench:cli: could not install duckdb into #{venv}; timing the command alone" unless ok
+      end
+    end
+    ruby "-Ilib", "bench/cli.rb"
+  end
 end
 
 desc "Run every benchmark"

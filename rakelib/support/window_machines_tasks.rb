@@ -34,7 +34,18 @@ module WindowMachinesTasks
       abort "the installed gem kept cargo output: #{leftovers.join(', ')}" unless leftovers.empty?
       Dir.chdir(home) do
         sh env, Gem.ruby, File.expand_path("../readme_check.rb", __dir__)
+        check_command(env, File.join(home, "bin", "window_machines"))
       end
     end
+  end
+
+  # Runs the installed `window_machines` on the README's shell example.
+  def check_command(env, command)
+    signups = File.expand_path("../../examples/signups.csv", __dir__)
+    arguments = %w[sessions --gap 5m --lag 3h --key source --time happened --agg count --output-format csv]
+    output = IO.popen(env, [command, *arguments, signups], &:read)
+    first = output.lines[1]
+    abort "the installed window_machines command failed: #{output.inspect}" unless $?.success? && first == "mobile,14:02:00,14:04:00,3\n"
+    puts "the installed window_machines command sessionizes #{output.lines.size - 1} sessions"
   end
 end

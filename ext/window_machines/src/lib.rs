@@ -8,6 +8,7 @@ mod aggregating_checkpoint;
 mod aggregation;
 mod batch;
 mod checkpoint;
+mod command;
 mod convert;
 mod errors;
 mod guard;
@@ -45,5 +46,6 @@ fn init(ruby: &Ruby) -> Result<(), Error> {
     keyed_windows::define(ruby, module)?;
     session_windows::define(ruby, module)?;
     versioned_table::define(ruby, module)?;
+    command::define(module)?;
     Ok(())
 }

@@ -50,6 +50,21 @@ pub trait KeyLookup {
     /// time, so that a caller going through many keys overlaps their
     /// cache misses. Only a hint: it changes nothing.
     fn prefetch(&self, hash: u64, stage: Prefetch);
+
+    /// The held slot whose key has `hash` and satisfies `is_key`.
+    fn find_key(&self, hash: u64, mut is_key: impl FnMut(&Self::Key) -> bool) -> Option<KeySlot>
+    where
+        Self: Sized,
+    {
+        let mut slot = self.first_with_hash(hash);
+        while let Some(candidate) = slot {
+            if self.key(candidate).is_some_and(&mut is_key) {
+                return Some(candidate);
+            }
+            slot = self.next_with_same_hash(candidate);
+        }
+        None
+    }
 }
 
 /// What [`KeyLookup::prefetch`] loads. A caller asks for a key's
@@ -146,19 +161,6 @@ impl<K, S> KeySlots<K, S> {
 
     fn entry_mut(&mut self, slot: KeySlot) -> Option<&mut Held<K, S>> {
         self.held.get_mut(slot.index())?.as_mut()
-    }
-
-    /// The held slot whose key has `hash` and satisfies `is_key`.
-    pub fn find(&self, hash: u64, mut is_key: impl FnMut(&K) -> bool) -> Option<KeySlot> {
-        let mut candidate = self.first_with_hash(hash);
-        while let Some(slot) = candidate {
-            let entry = self.entry(slot)?;
-            if is_key(&entry.key) {
-                return Some(slot);
-            }
-            candidate = entry.next_same_hash;
-        }
-        None
     }
 
     /// The hash the key at `slot` was held under.
@@ -357,7 +359,7 @@ mod tests {
 
     /// Keys as strings with a hash chosen by the test, equality by content.
     fn find(slots: &KeySlots<&'static str, u32>, hash: u64, key: &str) -> Option<KeySlot> {
-        slots.find(hash, |held| *held == key)
+        slots.find_key(hash, |held| *held == key)
     }
 
     #[test]

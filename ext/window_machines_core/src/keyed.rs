@@ -269,6 +269,11 @@ impl<K: Clone> KeyedSessions<K> {
         self.keys.iter().map(|(slot, key, _)| (slot, key))
     }
 
+    /// The slots of the keys whose sessions close next, in closing order.
+    pub(crate) fn closing_slots(&self) -> impl Iterator<Item = KeySlot> + '_ {
+        self.closing.values().copied()
+    }
+
     /// Every held key, in no particular order.
     pub fn held_keys(&self) -> impl Iterator<Item = &K> {
         self.keys.iter().map(|(_, key, _)| key)
@@ -431,14 +436,7 @@ mod tests {
         }
 
         fn slot(&self, key: &str) -> Option<KeySlot> {
-            let mut at = self.tracker.first_with_hash(hash(key));
-            while let Some(slot) = at {
-                if self.tracker.key(slot) == Some(&key) {
-                    return Some(slot);
-                }
-                at = self.tracker.next_with_same_hash(slot);
-            }
-            None
+            self.tracker.find_key(hash(key), |held| *held == key)
         }
 
         fn insert(&mut self, key: &'static str, timestamp: u64) -> Result<KeyedInsertion> {

@@ -7,7 +7,7 @@ use crate::aggregate::{Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
-use crate::key_slots::{KeyLookup, KeySlot, Prefetch};
+use crate::key_slots::{prefetch_address, KeyLookup, KeySlot, Prefetch};
 use crate::keyed::KeyedSessions;
 use crate::keyed_windows::accs_heap_bytes;
 use crate::span::Span;
@@ -47,6 +47,26 @@ impl<K, V> KeyLookup for SessionWindows<K, V> {
 
     fn prefetch(&self, hash: u64, stage: Prefetch) {
         self.sessions.prefetch(hash, stage);
+    }
+}
+
+impl<K: Clone, V> SessionWindows<K, V> {
+    /// Starts loading the accumulators of the sessions that close next, as
+    /// KeyedSessions does their keys: the next one's (its list, loaded by
+    /// the call before, says where they are) and the list of the one after.
+    /// Handing sessions over in a row then overlaps their cache misses.
+    fn prefetch_closing(&self) {
+        let mut upcoming = self.sessions.closing_slots();
+        if let Some(first) = upcoming
+            .next()
+            .and_then(|slot| self.accs.get(slot.index()))
+            .and_then(|held| held.first())
+        {
+            prefetch_address(std::ptr::from_ref(first).cast());
+        }
+        if let Some(held) = upcoming.next().and_then(|slot| self.accs.get(slot.index())) {
+            prefetch_address(std::ptr::from_ref(held).cast());
+        }
     }
 }
 
@@ -307,6 +327,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         if handover.released {
             *held = Vec::new();
         }
+        self.prefetch_closing();
         Some(Taken::Ready(Handover {
             key: handover.key,
             start: handover.span.first,

@@ -470,7 +470,7 @@ mod tests {
         }
 
         fn slot(&self, key: &str) -> Option<KeySlot> {
-            self.0.keys.find(hash(key), |held| *held == key)
+            self.0.keys.find_key(hash(key), |held| *held == key)
         }
 
         fn put(&mut self, key: &'static str, value: i64, at: u64) -> Result<Placed> {

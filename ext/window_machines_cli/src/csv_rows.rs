@@ -1,0 +1,169 @@
+//! CSV with a header row (RFC 4180): which columns hold the wanted fields,
+//! and each row's cells. A record is one line: a quoted cell may hold
+//! commas and doubled quotes, not line breaks.
+
+use std::borrow::Cow;
+
+/// Where each wanted field is among a file's columns.
+#[derive(Debug, Clone)]
+pub struct Columns {
+    /// By wanted field: its column, if the header has it.
+    wanted: Vec<Option<usize>>,
+    width: usize,
+}
+
+impl Columns {
+    /// Reads the header `line` for `fields` (matched whole, dots and all).
+    pub fn from_header(line: &[u8], fields: &[String]) -> Result<Columns, String> {
+        let mut names = Vec::new();
+        split(line, &mut names)?;
+        Ok(Columns {
+            wanted: fields
+                .iter()
+                .map(|field| {
+                    names
+                        .iter()
+                        .position(|name| name.as_ref() == field.as_bytes())
+                })
+                .collect(),
+            width: names.len(),
+        })
+    }
+
+    /// Fills `found` with the wanted fields' cells of the row on `line`; a
+    /// field missing from the header stays `None`.
+    pub fn read<'a>(
+        &self,
+        line: &'a [u8],
+        cells: &mut Vec<Cow<'a, [u8]>>,
+        found: &mut Vec<Option<Cow<'a, [u8]>>>,
+    ) -> Result<(), String> {
+        split(line, cells)?;
+        if cells.len() != self.width {
+            return Err(format!(
+                "{} cells where the header has {}",
+                cells.len(),
+                self.width
+            ));
+        }
+        found.clear();
+        found.extend(
+            self.wanted
+                .iter()
+                .map(|column| column.map(|column| cells[column].clone())),
+        );
+        Ok(())
+    }
+}
+
+/// Splits one record into its cells, unquoted.
+fn split<'a>(line: &'a [u8], cells: &mut Vec<Cow<'a, [u8]>>) -> Result<(), String> {
+    cells.clear();
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let mut at = 0;
+    loop {
+        if line.get(at) == Some(&b'"') {
+            let mut cell = Vec::new();
+            let mut from = at + 1;
+            loop {
+                let Some(quote) = memchr::memchr(b'"', &line[from..]) else {
+                    return Err("unterminated quoted cell (a cell may not span lines)".to_owned());
+                };
+                cell.extend_from_slice(&line[from..from + quote]);
+                from += quote + 1;
+                if line.get(from) == Some(&b'"') {
+                    cell.push(b'"');
+                    from += 1;
+                } else {
+                    break;
+                }
+            }
+            cells.push(Cow::Owned(cell));
+            at = from;
+            match line.get(at) {
+                None => return Ok(()),
+                Some(b',') => at += 1,
+                Some(_) => return Err("text after a quoted cell".to_owned()),
+            }
+        } else {
+            let end = memchr::memchr(b',', &line[at..]).map_or(line.len(), |comma| at + comma);
+            let cell = &line[at..end];
+            if cell.contains(&b'"') {
+                return Err("a quote inside an unquoted cell".to_owned());
+            }
+            cells.push(Cow::Borrowed(cell));
+            if end == line.len() {
+                return Ok(());
+            }
+            at = end + 1;
+        }
+    }
+}
+
+/// Writes `cell` as a CSV cell, quoted only when it must be.
+pub fn write_cell(cell: &[u8], out: &mut Vec<u8>) {
+    if cell
+        .iter()
+        .any(|&byte| matches!(byte, b',' | b'"' | b'\n' | b'\r'))
+    {
+        out.push(b'"');
+        for &byte in cell {
+            if byte == b'"' {
+                out.push(b'"');
+            }
+            out.push(byte);
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(cell);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cells(line: &str) -> Result<Vec<String>, String> {
+        let mut cells = Vec::new();
+        split(line.as_bytes(), &mut cells)?;
+        Ok(cells
+            .iter()
+            .map(|cell| String::from_utf8(cell.to_vec()).unwrap())
+            .collect())
+    }
+
+    #[test]
+    fn splits_quoted_and_plain_cells() {
+        assert_eq!(
+            cells(r#"a,"b,""c""",,"d"#).unwrap_err(),
+            "unterminated quoted cell (a cell may not span lines)"
+        );
+        assert_eq!(
+            cells(r#"a,"b,""c""",,d"#).unwrap(),
+            ["a", "b,\"c\"", "", "d"]
+        );
+        assert_eq!(cells("a,b\r").unwrap(), ["a", "b"]);
+        assert_eq!(cells("").unwrap(), [""]);
+        assert!(cells(r#""a"b"#).is_err());
+        assert!(cells(r#"a"b"#).is_err());
+    }
+
+    #[test]
+    fn finds_wanted_columns() {
+        let columns =
+            Columns::from_header(b"user,ts,amount", &["ts".into(), "nope".into()]).unwrap();
+        let (mut cells, mut found) = (Vec::new(), Vec::new());
+        columns.read(b"u1,17,5", &mut cells, &mut found).unwrap();
+        assert_eq!(found, [Some(Cow::Borrowed(&b"17"[..])), None]);
+        assert!(columns.read(b"u1,17", &mut cells, &mut found).is_err());
+    }
+
+    #[test]
+    fn quotes_only_when_needed() {
+        let mut out = Vec::new();
+        write_cell(b"plain", &mut out);
+        out.push(b',');
+        write_cell(b"a,\"b\"", &mut out);
+        assert_eq!(out, br#"plain,"a,""b""""#);
+    }
+}

@@ -1,0 +1,193 @@
+//! One line of input read into an event: its key, its time in ticks, and
+//! each aggregator's input.
+
+use std::borrow::Cow;
+
+use window_machines_core::{Input, Inputs, Kind};
+
+use crate::csv_rows::Columns;
+use crate::job::{Aggregate, InputFormat};
+use crate::json_fields::{FieldPaths, Found, JsonKind, JsonValue, MAX_FIELDS};
+use crate::keys::KeyWriter;
+use crate::timestamps::TimeFormat;
+use crate::values::{json_of_text, number_input, Value};
+
+/// A field of one line, from either format.
+#[derive(Debug, Clone, Copy)]
+enum Field<'a> {
+    Json(JsonValue<'a>),
+    Cell(&'a [u8]),
+}
+
+/// Reads lines into events; learns the time format from the first event
+/// when not told.
+pub struct EventReader {
+    paths: FieldPaths,
+    fields: Vec<String>,
+    key_count: usize,
+    time_field: String,
+    aggregates: Vec<Aggregate>,
+    time_format: Option<TimeFormat>,
+    columns: Option<Columns>,
+    key: KeyWriter,
+    /// Reused from line to line.
+    found: Vec<Option<Found>>,
+}
+
+/// What a line held.
+pub struct Event<'r> {
+    pub key: &'r [u8],
+    pub timestamp: u64,
+    /// How the time was written (learnt from the first event).
+    pub time_format: TimeFormat,
+    pub inputs: Inputs<Value>,
+}
+
+impl EventReader {
+    #[must_use]
+    pub fn new(
+        fields: Vec<String>,
+        key_count: usize,
+        aggregates: Vec<Aggregate>,
+        time_format: Option<TimeFormat>,
+    ) -> EventReader {
+        EventReader {
+            paths: FieldPaths::new(&fields),
+            time_field: fields[key_count].clone(),
+            fields,
+            key_count,
+            aggregates,
+            time_format,
+            columns: None,
+            key: KeyWriter::default(),
+            found: Vec::new(),
+        }
+    }
+
+    /// Starts a CSV file: `header` names its columns.
+    pub fn csv_header(&mut self, header: &[u8]) -> Result<(), String> {
+        self.columns = Some(Columns::from_header(header, &self.fields)?);
+        Ok(())
+    }
+
+    /// Reads `line` of a file in `format`.
+    pub fn read(&mut self, format: InputFormat, line: &[u8]) -> Result<Event<'_>, String> {
+        match format {
+            InputFormat::Jsonl => {
+                let mut found = std::mem::take(&mut self.found);
+                let read = self.paths.read(line, &mut found);
+                let mut fields: [Option<Field>; MAX_FIELDS] = [None; MAX_FIELDS];
+                for (field, found) in fields.iter_mut().zip(&found) {
+                    *field = found.map(|found| Field::Json(found.on(line)));
+                }
+                self.found = found;
+                read?;
+                self.event(&fields)
+            }
+            InputFormat::Csv => {
+                let columns = self
+                    .columns
+                    .as_ref()
+                    .ok_or_else(|| "a CSV file needs a header".to_owned())?;
+                let (mut cells, mut found) = (Vec::new(), Vec::new());
+                columns.read(line, &mut cells, &mut found)?;
+                let owned: Vec<Option<Cow<[u8]>>> = found;
+                let fields: Vec<Option<Field>> = owned
+                    .iter()
+                    .map(|cell| cell.as_deref().map(Field::Cell))
+                    .collect();
+                self.event(&fields)
+            }
+        }
+    }
+
+    fn event(&mut self, fields: &[Option<Field>]) -> Result<Event<'_>, String> {
+        let (timestamp, time_format) = self.timestamp(fields[self.key_count])?;
+        let mut inputs = Inputs::new();
+        let mut next_field = self.key_count + 1;
+        for aggregate in &self.aggregates {
+            let field = if aggregate.field.is_some() {
+                next_field += 1;
+                fields[next_field - 1]
+            } else {
+                None
+            };
+            inputs.push(input_of(aggregate, field)?);
+        }
+        self.key.clear();
+        for field in &fields[..self.key_count] {
+            match field {
+                None => self.key.null(),
+                Some(Field::Cell(cell)) => self.key.text(cell),
+                Some(Field::Json(value)) => match value.kind {
+                    JsonKind::Null => self.key.null(),
+                    JsonKind::String => self.key.text(&value.text()?),
+                    _ => self.key.json(value.raw),
+                },
+            }
+        }
+        Ok(Event {
+            key: self.key.bytes(),
+            timestamp,
+            time_format,
+            inputs,
+        })
+    }
+
+    fn timestamp(&mut self, field: Option<Field>) -> Result<(u64, TimeFormat), String> {
+        let missing = || format!("time field {:?} is missing", self.time_field);
+        let text: Cow<[u8]> = match field.ok_or_else(missing)? {
+            Field::Cell([]) => return Err(missing()),
+            Field::Cell(cell) => Cow::Borrowed(cell),
+            Field::Json(value) => match value.kind {
+                JsonKind::Null => return Err(missing()),
+                JsonKind::Number => Cow::Borrowed(value.raw),
+                JsonKind::String => Cow::Owned(value.text()?),
+                _ => {
+                    return Err(format!(
+                        "time field {:?} is neither a number nor a string",
+                        self.time_field
+                    ))
+                }
+            },
+        };
+        let format = self
+            .time_format
+            .unwrap_or_else(|| TimeFormat::detect(&text));
+        let timestamp = format.parse(&text)?;
+        self.time_format = Some(format);
+        Ok((timestamp, format))
+    }
+}
+
+/// What `aggregate` takes from `field`: numbers for the ones that add or
+/// compare, anything for the rest.
+fn input_of(aggregate: &Aggregate, field: Option<Field>) -> Result<Input<Value>, String> {
+    let numeric = matches!(
+        aggregate.kind,
+        Kind::Sum | Kind::Mean | Kind::Min | Kind::Max
+    );
+    let not_number = || {
+        format!(
+            "field {:?} is not a number, which {} needs",
+            aggregate.field.as_deref().unwrap_or_default(),
+            aggregate.kind.name()
+        )
+    };
+    let input = match field {
+        None => Input::Nil,
+        Some(Field::Cell([])) => Input::Nil,
+        Some(Field::Cell(cell)) => match number_input(cell) {
+            Some(number) => number,
+            None if numeric => return Err(not_number()),
+            None => Input::Object(json_of_text(cell)),
+        },
+        Some(Field::Json(value)) => match value.kind {
+            JsonKind::Null => Input::Nil,
+            JsonKind::Number => number_input(value.raw).ok_or_else(not_number)?,
+            _ if numeric => return Err(not_number()),
+            _ => Input::Object(Value::Json(value.raw.into())),
+        },
+    };
+    Ok(input)
+}

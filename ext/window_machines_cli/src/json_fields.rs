@@ -1,0 +1,485 @@
+//! Reads the few fields an event needs out of one JSON Lines line, without
+//! building the rest: a validating scan that records where the wanted
+//! values are and steps over everything else.
+
+/// What a JSON value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonKind {
+    String,
+    Number,
+    Bool,
+    Null,
+    Object,
+    Array,
+}
+
+/// A value found in a line: its kind and its text as written (a string
+/// with its quotes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsonValue<'a> {
+    pub kind: JsonKind,
+    pub raw: &'a [u8],
+}
+
+/// Where a wanted value is on its line, kept without borrowing the line
+/// so one buffer serves every line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Found {
+    kind: JsonKind,
+    start: usize,
+    end: usize,
+}
+
+impl Found {
+    /// The value on `line`, the line it was found on.
+    #[must_use]
+    pub fn on<'a>(&self, line: &'a [u8]) -> JsonValue<'a> {
+        JsonValue {
+            kind: self.kind,
+            raw: &line[self.start..self.end],
+        }
+    }
+}
+
+impl JsonValue<'_> {
+    /// A string's contents with escapes decoded; the text of anything else.
+    pub fn text(&self) -> Result<Vec<u8>, String> {
+        match self.kind {
+            JsonKind::String => decode_string(&self.raw[1..self.raw.len() - 1]),
+            _ => Ok(self.raw.to_vec()),
+        }
+    }
+}
+
+/// Dotted field paths, each split into its names; at most [`MAX_FIELDS`].
+#[derive(Debug, Clone)]
+pub struct FieldPaths {
+    paths: Vec<Vec<Vec<u8>>>,
+}
+
+const MAX_DEPTH: usize = 128;
+/// The most fields a line is read for (keys, time and aggregators).
+pub const MAX_FIELDS: usize = 64;
+
+impl FieldPaths {
+    #[must_use]
+    pub fn new(paths: &[String]) -> FieldPaths {
+        FieldPaths {
+            paths: paths
+                .iter()
+                .map(|path| {
+                    path.split('.')
+                        .map(|name| name.as_bytes().to_vec())
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+
+    /// Fills `found` (one slot per path) from the object on `line`; a path
+    /// not there stays `None`. Refuses a line that is not one JSON object.
+    pub fn read(&self, line: &[u8], found: &mut Vec<Option<Found>>) -> Result<(), String> {
+        found.clear();
+        found.resize(self.paths.len(), None);
+        let mut scan = Scan { text: line, at: 0 };
+        scan.skip_space();
+        if scan.peek() != Some(b'{') {
+            return Err("the line is not a JSON object".to_owned());
+        }
+        let active = (0..self.paths.len()).fold(0, |set: u64, path| set | 1 << path);
+        self.object(&mut scan, active, 0, found)?;
+        scan.skip_space();
+        if scan.at != line.len() {
+            return Err(scan.problem("more after the JSON object"));
+        }
+        Ok(())
+    }
+
+    /// Scans the object at the cursor, recording the paths in `active` (a
+    /// set of path indexes) whose names so far lead here (`depth` names
+    /// matched).
+    fn object<'a>(
+        &self,
+        scan: &mut Scan<'a>,
+        active: u64,
+        depth: usize,
+        found: &mut [Option<Found>],
+    ) -> Result<(), String> {
+        if depth >= MAX_DEPTH {
+            return Err(scan.problem("nested too deeply"));
+        }
+        scan.at += 1;
+        scan.skip_space();
+        if scan.peek() == Some(b'}') {
+            scan.at += 1;
+            return Ok(());
+        }
+        loop {
+            scan.skip_space();
+            let (name_start, name_end, escaped) = scan.string()?;
+            let raw_name = &scan.text[name_start + 1..name_end - 1];
+            let decoded;
+            let name: &[u8] = if escaped {
+                decoded = decode_string(raw_name)?;
+                &decoded
+            } else {
+                raw_name
+            };
+            scan.skip_space();
+            if scan.peek() != Some(b':') {
+                return Err(scan.problem("expected ':' after a name"));
+            }
+            scan.at += 1;
+            scan.skip_space();
+            let (mut ending, mut deeper) = (0_u64, 0_u64);
+            for (index, path) in self.paths.iter().enumerate() {
+                if active & 1 << index != 0 && path.get(depth).map(Vec::as_slice) == Some(name) {
+                    if path.len() == depth + 1 {
+                        ending |= 1 << index;
+                    } else {
+                        deeper |= 1 << index;
+                    }
+                }
+            }
+            let start = scan.at;
+            if deeper != 0 && scan.peek() == Some(b'{') {
+                self.object(scan, deeper, depth + 1, found)?;
+            } else {
+                scan.value(depth + 1)?;
+            }
+            let value = Found {
+                kind: kind_of(scan.text[start]),
+                start,
+                end: scan.at,
+            };
+            for (index, slot) in found.iter_mut().enumerate() {
+                if ending & 1 << index != 0 {
+                    *slot = Some(value);
+                }
+            }
+            scan.skip_space();
+            match scan.peek() {
+                Some(b',') => scan.at += 1,
+                Some(b'}') => {
+                    scan.at += 1;
+                    return Ok(());
+                }
+                _ => return Err(scan.problem("expected ',' or '}' in an object")),
+            }
+        }
+    }
+}
+
+fn kind_of(first: u8) -> JsonKind {
+    match first {
+        b'"' => JsonKind::String,
+        b'{' => JsonKind::Object,
+        b'[' => JsonKind::Array,
+        b't' | b'f' => JsonKind::Bool,
+        b'n' => JsonKind::Null,
+        _ => JsonKind::Number,
+    }
+}
+
+struct Scan<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl Scan<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.text.get(self.at).copied()
+    }
+
+    fn problem(&self, what: &str) -> String {
+        format!("malformed JSON at column {}: {what}", self.at + 1)
+    }
+
+    fn skip_space(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            self.at += 1;
+        }
+    }
+
+    /// Steps over a string: its start and end (quotes included) and whether
+    /// it has escapes.
+    fn string(&mut self) -> Result<(usize, usize, bool), String> {
+        if self.peek() != Some(b'"') {
+            return Err(self.problem("expected a string"));
+        }
+        let start = self.at;
+        self.at += 1;
+        let mut escaped = false;
+        loop {
+            let rest = &self.text[self.at..];
+            let Some(stop) = memchr::memchr3(b'"', b'\\', b'\n', rest) else {
+                self.at = self.text.len();
+                return Err(self.problem("unterminated string"));
+            };
+            if rest[..stop].iter().any(|&byte| byte < 0x20) {
+                self.at += stop;
+                return Err(self.problem("control character in a string"));
+            }
+            self.at += stop;
+            match self.text[self.at] {
+                b'"' => {
+                    self.at += 1;
+                    return Ok((start, self.at, escaped));
+                }
+                b'\\' => {
+                    escaped = true;
+                    self.at += 2;
+                    if self.at > self.text.len() {
+                        return Err(self.problem("unterminated string"));
+                    }
+                }
+                _ => return Err(self.problem("control character in a string")),
+            }
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Result<(), String> {
+        if self.text[self.at..].starts_with(word) {
+            self.at += word.len();
+            Ok(())
+        } else {
+            Err(self.problem("unknown word"))
+        }
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.at;
+        while self.peek().is_some_and(|byte| byte.is_ascii_digit()) {
+            self.at += 1;
+        }
+        self.at - start
+    }
+
+    fn number(&mut self) -> Result<(), String> {
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        let leading_zero = self.peek() == Some(b'0');
+        let whole = self.digits();
+        if whole == 0 || (leading_zero && whole > 1) {
+            return Err(self.problem("bad number"));
+        }
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            if self.digits() == 0 {
+                return Err(self.problem("bad number"));
+            }
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.at += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.at += 1;
+            }
+            if self.digits() == 0 {
+                return Err(self.problem("bad number"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Steps over any value, checking it is well formed.
+    fn value(&mut self, depth: usize) -> Result<(), String> {
+        if depth >= MAX_DEPTH {
+            return Err(self.problem("nested too deeply"));
+        }
+        match self.peek() {
+            Some(b'"') => self.string().map(|_| ()),
+            Some(b't') => self.literal(b"true"),
+            Some(b'f') => self.literal(b"false"),
+            Some(b'n') => self.literal(b"null"),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(open @ (b'{' | b'[')) => {
+                let close = if open == b'{' { b'}' } else { b']' };
+                self.at += 1;
+                self.skip_space();
+                if self.peek() == Some(close) {
+                    self.at += 1;
+                    return Ok(());
+                }
+                loop {
+                    self.skip_space();
+                    if open == b'{' {
+                        self.string()?;
+                        self.skip_space();
+                        if self.peek() != Some(b':') {
+                            return Err(self.problem("expected ':' after a name"));
+                        }
+                        self.at += 1;
+                        self.skip_space();
+                    }
+                    self.value(depth + 1)?;
+                    self.skip_space();
+                    match self.peek() {
+                        Some(b',') => self.at += 1,
+                        Some(byte) if byte == close => {
+                            self.at += 1;
+                            return Ok(());
+                        }
+                        _ => return Err(self.problem("expected ',' or a closing bracket")),
+                    }
+                }
+            }
+            _ => Err(self.problem("expected a value")),
+        }
+    }
+}
+
+fn hex4(text: &[u8]) -> Option<u32> {
+    let digits = std::str::from_utf8(text.get(..4)?).ok()?;
+    u32::from_str_radix(digits, 16).ok()
+}
+
+/// The contents of a JSON string (between its quotes) with escapes decoded;
+/// refused unless valid UTF-8.
+pub fn decode_string(raw: &[u8]) -> Result<Vec<u8>, String> {
+    let bad = || "malformed JSON: bad escape in a string".to_owned();
+    let mut out = Vec::with_capacity(raw.len());
+    let mut at = 0;
+    while at < raw.len() {
+        let byte = raw[at];
+        if byte != b'\\' {
+            out.push(byte);
+            at += 1;
+            continue;
+        }
+        let escape = *raw.get(at + 1).ok_or_else(bad)?;
+        at += 2;
+        let decoded = match escape {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let high = hex4(&raw[at..]).ok_or_else(bad)?;
+                at += 4;
+                let code = if (0xD800..0xDC00).contains(&high) {
+                    if raw.get(at..at + 2) != Some(b"\\u") {
+                        return Err(bad());
+                    }
+                    let low = hex4(&raw[at + 2..]).ok_or_else(bad)?;
+                    if !(0xDC00..0xE000).contains(&low) {
+                        return Err(bad());
+                    }
+                    at += 6;
+                    0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+                } else {
+                    high
+                };
+                char::from_u32(code).ok_or_else(bad)?
+            }
+            _ => return Err(bad()),
+        };
+        let mut buffer = [0; 4];
+        out.extend_from_slice(decoded.encode_utf8(&mut buffer).as_bytes());
+    }
+    std::str::from_utf8(&out).map_err(|_| "a string is not valid UTF-8".to_owned())?;
+    Ok(out)
+}
+
+/// `text` as a JSON string, quotes included.
+pub fn write_string(text: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    let mut plain_from = 0;
+    for (at, &byte) in text.iter().enumerate() {
+        let escape: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&text[plain_from..at]);
+        if escape.is_empty() {
+            out.extend_from_slice(format!("\\u{byte:04x}").as_bytes());
+        } else {
+            out.extend_from_slice(escape);
+        }
+        plain_from = at + 1;
+    }
+    out.extend_from_slice(&text[plain_from..]);
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(paths: &[&str], line: &str) -> Result<Vec<Option<String>>, String> {
+        let paths = FieldPaths::new(&paths.iter().map(|&p| p.to_owned()).collect::<Vec<_>>());
+        let mut found = Vec::new();
+        paths.read(line.as_bytes(), &mut found)?;
+        Ok(found
+            .iter()
+            .map(|found| {
+                found
+                    .map(|found| String::from_utf8(found.on(line.as_bytes()).raw.to_vec()).unwrap())
+            })
+            .collect())
+    }
+
+    #[test]
+    fn finds_top_level_and_nested_fields() {
+        let line =
+            r#" {"a": 1, "skip": [1, {"x": "}"}], "u": {"id": "x\"y", "n": null}, "t": 1.5e3} "#;
+        assert_eq!(
+            read(&["a", "u.id", "t", "u.n", "u.missing", "u"], line).unwrap(),
+            vec![
+                Some("1".into()),
+                Some(r#""x\"y""#.into()),
+                Some("1.5e3".into()),
+                Some("null".into()),
+                None,
+                Some(r#"{"id": "x\"y", "n": null}"#.into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn escaped_names_match() {
+        assert_eq!(
+            read(&["user"], r#"{"\u0075ser": "a"}"#).unwrap(),
+            vec![Some(r#""a""#.into())]
+        );
+    }
+
+    #[test]
+    fn refuses_malformed_lines() {
+        for line in [
+            "",
+            "[1]",
+            r#"{"a": 1"#,
+            r#"{"a": tru}"#,
+            r#"{"a": 01}"#,
+            r#"{"a": 1} x"#,
+            r#"{"a" 1}"#,
+            r#"{"a": "b}"#,
+            r#"{"a": [1,]}"#,
+            "{\"a\": \"\u{1}\"}",
+        ] {
+            assert!(read(&["a"], line).is_err(), "{line}");
+        }
+    }
+
+    #[test]
+    fn strings_decode_and_encode() {
+        assert_eq!(
+            decode_string(br#"a\"b\\c\u00e9\ud83d\ude00\n"#).unwrap(),
+            "a\"b\\cé😀\n".as_bytes()
+        );
+        assert!(decode_string(br"\ud83d").is_err());
+        let mut out = Vec::new();
+        write_string("a\"b\\\u{1}é".as_bytes(), &mut out);
+        assert_eq!(out, r#""a\"b\\\u0001é""#.as_bytes());
+    }
+}

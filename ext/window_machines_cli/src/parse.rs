@@ -1,0 +1,213 @@
+//! Reading and parsing on a thread of its own, so that it overlaps the
+//! windowing on the other core: lines go over in batches, each already
+//! split into key, hash, time and inputs.
+
+use std::ops::Range;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread;
+
+use window_machines_core::Inputs;
+
+use crate::event::EventReader;
+use crate::job::{InputFormat, Job, Source};
+use crate::keys;
+use crate::source::{LineRead, Lines};
+use crate::timestamps::TimeFormat;
+use crate::values::Value;
+
+/// Lines per batch, and batches in flight.
+const BATCH_LINES: usize = 4096;
+const BATCHES_AHEAD: usize = 4;
+
+/// One line's event, ready for the tracker.
+pub struct Parsed {
+    /// The key's bytes, in the batch's `bytes`.
+    pub key: Range<usize>,
+    pub hash: u64,
+    pub timestamp: u64,
+    pub time_format: TimeFormat,
+    pub inputs: Inputs<Value>,
+}
+
+/// A line as the parser left it.
+pub enum Outcome {
+    /// Nothing but white space.
+    Blank,
+    Event(Parsed),
+    /// Why the line cannot be taken.
+    Bad(String),
+}
+
+pub struct Line {
+    /// Its number in its input, from 1.
+    pub number: u64,
+    /// Bytes of the input consumed through it.
+    pub offset: u64,
+    /// Its text, in the batch's `bytes`.
+    pub text: Range<usize>,
+    pub outcome: Outcome,
+}
+
+/// What the parser sends.
+pub enum Message {
+    /// An input begins: its index, a CSV file's header, and where reading
+    /// starts (a resumed input's position).
+    Start {
+        source: usize,
+        header: Vec<u8>,
+        offset: u64,
+        line: u64,
+    },
+    /// Lines of the current input, and how many bytes of its file have been
+    /// read so far.
+    Lines {
+        bytes: Vec<u8>,
+        lines: Vec<Line>,
+        read: u64,
+    },
+    /// The current input ended.
+    End,
+    /// An input could not be read: the message says which and why.
+    Failed(String),
+}
+
+/// Where reading starts: the first input to read and, when it was partly
+/// read before, the position a checkpoint recorded.
+pub struct Start {
+    pub source: usize,
+    pub offset: u64,
+    pub line: u64,
+    pub time_format: Option<TimeFormat>,
+}
+
+/// Starts reading `job`'s inputs on a thread. The thread is not joined: it
+/// may be waiting on standard input when the run stops, and it ends by
+/// itself once the receiver is gone.
+pub fn start(job: &Job, from: Start) -> Receiver<Message> {
+    let (sender, receiver) = sync_channel(BATCHES_AHEAD);
+    let job = job.clone();
+    thread::spawn(move || {
+        let mut reader = EventReader::new(
+            job.fields(),
+            job.keys.len(),
+            job.aggregates.clone(),
+            from.time_format,
+        );
+        for (index, source) in job.sources.iter().enumerate().skip(from.source) {
+            // Standard input carries on with what it is given next.
+            let resume = (index == from.source && source.path.is_some() && from.offset > 0)
+                .then_some((from.offset, from.line));
+            if let Err(message) = read(&sender, &mut reader, index, source, resume) {
+                // Gone only when the run stopped: nobody is listening.
+                let _ignored = sender.send(Message::Failed(message));
+                return;
+            }
+        }
+    });
+    receiver
+}
+
+/// The receiver hung up: the run is over.
+struct HungUp;
+
+fn read(
+    sender: &SyncSender<Message>,
+    reader: &mut EventReader,
+    index: usize,
+    source: &Source,
+    resume: Option<(u64, u64)>,
+) -> Result<(), String> {
+    let failed = |error: std::io::Error| format!("{}: {error}", source.name());
+    let mut lines = Lines::open(source.path.as_deref()).map_err(failed)?;
+    let mut header = Vec::new();
+    if source.format == InputFormat::Csv {
+        if let Some(line) = lines.next_line().map_err(failed)? {
+            header.extend_from_slice(line.text);
+            reader
+                .csv_header(line.text)
+                .map_err(|reason| format!("{}:1: {reason}", source.name()))?;
+        }
+    }
+    if let Some((offset, line)) = resume {
+        lines.skip_to(offset, line).map_err(failed)?;
+    }
+    let start = Message::Start {
+        source: index,
+        header,
+        offset: lines.offset,
+        line: lines.line,
+    };
+    if sender.send(start).is_err() {
+        return Ok(());
+    }
+    let mut batch = Batch::default();
+    loop {
+        // Reading may wait on a pipe: send what is parsed first, so that
+        // what it closes is written as soon as it closes.
+        if !batch.lines.is_empty()
+            && (batch.lines.len() >= BATCH_LINES || !lines.has_line_ready())
+            && batch.send(sender, &lines).is_err()
+        {
+            return Ok(());
+        }
+        let Some(line) = lines.next_line().map_err(failed)? else {
+            break;
+        };
+        batch.add(reader, source.format, &line);
+    }
+    if batch.send(sender, &lines).is_err() {
+        return Ok(());
+    }
+    let _ignored = sender.send(Message::End);
+    Ok(())
+}
+
+#[derive(Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    lines: Vec<Line>,
+}
+
+impl Batch {
+    fn add(&mut self, reader: &mut EventReader, format: InputFormat, line: &LineRead) {
+        let text = line.text;
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(text);
+        let text_range = start..self.bytes.len();
+        let outcome = if text.iter().all(u8::is_ascii_whitespace) {
+            Outcome::Blank
+        } else {
+            match reader.read(format, text) {
+                Err(reason) => Outcome::Bad(reason),
+                Ok(event) => {
+                    let key_start = self.bytes.len();
+                    self.bytes.extend_from_slice(event.key);
+                    Outcome::Event(Parsed {
+                        key: key_start..self.bytes.len(),
+                        hash: keys::hash(event.key),
+                        timestamp: event.timestamp,
+                        time_format: event.time_format,
+                        inputs: event.inputs,
+                    })
+                }
+            }
+        };
+        self.lines.push(Line {
+            number: line.number,
+            offset: line.offset,
+            text: text_range,
+            outcome,
+        });
+    }
+
+    fn send(&mut self, sender: &SyncSender<Message>, lines: &Lines) -> Result<(), HungUp> {
+        let full = std::mem::take(self);
+        sender
+            .send(Message::Lines {
+                bytes: full.bytes,
+                lines: full.lines,
+                read: lines.bytes_read(),
+            })
+            .map_err(|_| HungUp)
+    }
+}

@@ -1,0 +1,227 @@
+//! Closed windows and sessions written out: JSON Lines, CSV with a header,
+//! or an aligned table for a person at a terminal.
+
+use std::io;
+
+use window_machines_core::{Accumulator, Accumulators};
+
+use crate::job::OutputFormat;
+use crate::json_fields::{decode_string, write_string};
+use crate::keys;
+use crate::sink::Sink;
+use crate::timestamps::TimeFormat;
+use crate::values::{write_result, Value};
+
+/// Rows a table holds back to size its columns before printing any.
+const TABLE_SAMPLE: usize = 100;
+
+pub struct RecordWriter {
+    format: OutputFormat,
+    names: Vec<String>,
+    key_count: usize,
+    /// Each column's name as a JSON object member (`"name":`).
+    members: Vec<Vec<u8>>,
+    line: Vec<u8>,
+    cell: Vec<u8>,
+    table: Table,
+}
+
+#[derive(Default)]
+struct Table {
+    widths: Vec<usize>,
+    held: Vec<Vec<String>>,
+    started: bool,
+}
+
+impl RecordWriter {
+    /// Columns: `keys`, the two times, then `aggregates`.
+    #[must_use]
+    pub fn new(
+        format: OutputFormat,
+        keys: &[String],
+        times: [&str; 2],
+        aggregates: &[String],
+    ) -> RecordWriter {
+        let names: Vec<String> = keys
+            .iter()
+            .map(String::as_str)
+            .chain(times)
+            .chain(aggregates.iter().map(String::as_str))
+            .map(str::to_owned)
+            .collect();
+        let members = names
+            .iter()
+            .map(|name| {
+                let mut member = Vec::new();
+                write_string(name.as_bytes(), &mut member);
+                member.push(b':');
+                member
+            })
+            .collect();
+        RecordWriter {
+            format,
+            key_count: keys.len(),
+            names,
+            members,
+            line: Vec::new(),
+            cell: Vec::new(),
+            table: Table::default(),
+        }
+    }
+
+    /// Writes one closed window or session.
+    pub fn write(
+        &mut self,
+        sink: &mut Sink,
+        key: &[u8],
+        times: [u64; 2],
+        time_format: TimeFormat,
+        accs: &Accumulators<Value>,
+    ) -> io::Result<()> {
+        let key_fields = keys::fields(key);
+        match self.format {
+            OutputFormat::Jsonl => {
+                self.line.clear();
+                self.line.push(b'{');
+                let mut column = 0;
+                let member = |line: &mut Vec<u8>, column: &mut usize| {
+                    if *column > 0 {
+                        line.push(b',');
+                    }
+                    line.extend_from_slice(&self.members[*column]);
+                    *column += 1;
+                };
+                for field in key_fields.take(self.key_count) {
+                    member(&mut self.line, &mut column);
+                    keys::write_json(field, &mut self.line);
+                }
+                for time in times {
+                    member(&mut self.line, &mut column);
+                    time_format.write(time, true, &mut self.line);
+                }
+                for acc in accs {
+                    member(&mut self.line, &mut column);
+                    write_result(acc, &mut self.line);
+                }
+                self.line.extend_from_slice(b"}\n");
+                sink.write(&self.line)
+            }
+            OutputFormat::Csv => {
+                if sink.is_empty() {
+                    self.line.clear();
+                    for (index, name) in self.names.iter().enumerate() {
+                        if index > 0 {
+                            self.line.push(b',');
+                        }
+                        crate::csv_rows::write_cell(name.as_bytes(), &mut self.line);
+                    }
+                    self.line.push(b'\n');
+                    sink.write(&self.line)?;
+                }
+                self.line.clear();
+                let cells = self.cells(key_fields, times, time_format, accs);
+                for (index, cell) in cells.iter().enumerate() {
+                    if index > 0 {
+                        self.line.push(b',');
+                    }
+                    crate::csv_rows::write_cell(cell.as_bytes(), &mut self.line);
+                }
+                self.line.push(b'\n');
+                sink.write(&self.line)
+            }
+            OutputFormat::Table => {
+                let cells = self.cells(key_fields, times, time_format, accs);
+                self.table.held.push(cells);
+                if self.table.started || self.table.held.len() >= TABLE_SAMPLE {
+                    self.print_table(sink)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes what a table still holds back to size its columns.
+    pub fn release(&mut self, sink: &mut Sink) -> io::Result<()> {
+        if self.format == OutputFormat::Table && !self.table.held.is_empty() {
+            self.print_table(sink)?;
+        }
+        Ok(())
+    }
+
+    /// A record's cells as text: strings unquoted, null empty.
+    fn cells(
+        &mut self,
+        key_fields: keys::Fields,
+        times: [u64; 2],
+        time_format: TimeFormat,
+        accs: &Accumulators<Value>,
+    ) -> Vec<String> {
+        let mut cells = Vec::with_capacity(self.names.len());
+        for field in key_fields.take(self.key_count) {
+            self.cell.clear();
+            keys::write_text(field, &mut self.cell);
+            cells.push(String::from_utf8_lossy(&self.cell).into_owned());
+        }
+        for time in times {
+            self.cell.clear();
+            time_format.write(time, false, &mut self.cell);
+            cells.push(String::from_utf8_lossy(&self.cell).into_owned());
+        }
+        for acc in accs {
+            cells.push(self.result_text(acc));
+        }
+        cells
+    }
+
+    fn result_text(&mut self, acc: &Accumulator<Value>) -> String {
+        self.cell.clear();
+        write_result(acc, &mut self.cell);
+        let text: &[u8] = &self.cell;
+        if text == b"null" {
+            return String::new();
+        }
+        if text.first() == Some(&b'"') {
+            if let Ok(decoded) = decode_string(&text[1..text.len() - 1]) {
+                return String::from_utf8_lossy(&decoded).into_owned();
+            }
+        }
+        String::from_utf8_lossy(text).into_owned()
+    }
+
+    fn print_table(&mut self, sink: &mut Sink) -> io::Result<()> {
+        let table = &mut self.table;
+        if !table.started {
+            table.widths = self.names.iter().map(|name| name.chars().count()).collect();
+            for row in &table.held {
+                for (width, cell) in table.widths.iter_mut().zip(row) {
+                    *width = (*width).max(cell.chars().count());
+                }
+            }
+            let header = self.names.clone();
+            write_row(sink, &table.widths, &header)?;
+            table.started = true;
+        }
+        for row in std::mem::take(&mut table.held) {
+            write_row(sink, &table.widths, &row)?;
+        }
+        Ok(())
+    }
+}
+
+fn write_row(sink: &mut Sink, widths: &[usize], cells: &[String]) -> io::Result<()> {
+    let mut line = String::new();
+    for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
+        if index > 0 {
+            line.push_str("  ");
+        }
+        line.push_str(cell);
+        if index + 1 < cells.len() {
+            line.extend(std::iter::repeat_n(
+                ' ',
+                width.saturating_sub(cell.chars().count()),
+            ));
+        }
+    }
+    line.push('\n');
+    sink.write(line.as_bytes())
+}

@@ -1,0 +1,646 @@
+//! One run of the command: every input line through the tracker, each
+//! window or session written as it closes, checkpoints along the way.
+
+use std::io;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
+
+use window_machines_core::{
+    Aggregating, Aggregation, ClockMode, EventClock, KeyLookup, KeySlot, KeyedWindows, Part,
+    Planned, Prefetch, Refusal, SessionWindows, Shape, Taken, Trail,
+};
+
+use crate::job::{InputFormat, Job, Windows};
+use crate::json_fields::MAX_FIELDS;
+use crate::keys;
+use crate::parse;
+use crate::records::RecordWriter;
+use crate::sink::Sink;
+use crate::state::{self, Progress, Saved, Tracked};
+use crate::timestamps::TimeFormat;
+use crate::values::{FileOps, Value};
+
+/// How a run ended, when it did not finish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The options contradict each other or the input (exit 2).
+    Usage(String),
+    /// A line that cannot be taken, or an unreadable input (exit 1).
+    BadInput(String),
+    /// Writing failed; `broken_pipe` when the reader went away.
+    Output { message: String, broken_pipe: bool },
+    /// Asked to stop (a signal); the state was saved.
+    Stopped,
+}
+
+/// What a finished run counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub events: u64,
+    pub late: u64,
+    pub bad: u64,
+    /// Windows or sessions written.
+    pub results: u64,
+    /// The first bad line skipped, and why.
+    pub first_bad: Option<String>,
+    pub resumed: bool,
+}
+
+type Key = Box<[u8]>;
+
+/// How long to wait for the parser before asking whether to stop.
+const PATIENCE: Duration = Duration::from_millis(100);
+/// How many events ahead to load the index bucket, then the key's entry.
+const BUCKET_AHEAD: usize = 8;
+const ENTRY_AHEAD: usize = 4;
+/// The shortest time between checkpoints.
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// Runs `job`; `stop` is asked now and then whether to stop (say, on a
+/// signal), in which case the state is saved and the run ends.
+pub fn run(job: &Job, stop: &mut dyn FnMut() -> bool) -> Result<Summary, Failure> {
+    if job.fields().len() > MAX_FIELDS {
+        return Err(Failure::Usage(format!(
+            "at most {MAX_FIELDS} fields: keys, the time and the aggregators' fields"
+        )));
+    }
+    let aggregation = Aggregation::new(
+        job.aggregates
+            .iter()
+            .map(|agg| Part {
+                kind: agg.kind,
+                reads_field: agg.field.is_some(),
+            })
+            .collect(),
+    );
+    let lag = job.lag;
+    match job.windows {
+        Windows::Sessions { gap } => {
+            Runner::start(job, ["first", "last"], |format: TimeFormat| {
+                let gap = gap.ticks(format, "gap")?;
+                let lag = lag.ticks(format, "lag")?;
+                let clock = EventClock::new(ClockMode::Stream, Trail::Sessions, lag, None);
+                SessionWindows::new(gap, None, clock, aggregation.clone())
+                    .map_err(|error| error.to_string())
+            })?
+            .run(stop)
+        }
+        Windows::Hopping {
+            size,
+            advance,
+            grace,
+            offset,
+        } => Runner::start(job, ["start", "end"], |format: TimeFormat| {
+            let shape = Shape::new(
+                size.ticks(format, "size")?,
+                advance.ticks(format, "advance")?,
+                offset.ticks(format, "offset")?,
+            )
+            .map_err(|error| error.to_string())?;
+            let delay = grace
+                .ticks(format, "grace")?
+                .checked_add(lag.ticks(format, "lag")?)
+                .ok_or_else(|| "--grace plus --lag is past 2**64-1 ticks".to_owned())?;
+            let clock = EventClock::new(ClockMode::Stream, Trail::Windows, delay, None);
+            Ok(KeyedWindows::new(shape, clock, aggregation.clone()))
+        })?
+        .run(stop),
+    }
+}
+
+/// Where a line's event went.
+enum Fate {
+    Taken,
+    Late,
+    Bad(String),
+}
+
+struct Runner<'j, T, F> {
+    job: &'j Job,
+    make: F,
+    tracker: Option<T>,
+    /// How times are written: given, restored, or learnt from the first
+    /// event.
+    time_format: Option<TimeFormat>,
+    records: RecordWriter,
+    output: Sink,
+    late: Option<Sink>,
+    bad: Option<Sink>,
+    /// The current CSV file's header, for late and bad files.
+    csv_header: Vec<u8>,
+    progress: Progress,
+    summary: Summary,
+    /// Bytes of the inputs before the current one, for the progress line.
+    bytes_before: u64,
+    started: Instant,
+    last_checkpoint: Instant,
+    checkpoint_every: Duration,
+    last_progress: Instant,
+}
+
+fn output_failure(error: &io::Error) -> Failure {
+    Failure::Output {
+        message: error.to_string(),
+        broken_pipe: error.kind() == io::ErrorKind::BrokenPipe,
+    }
+}
+
+fn open_sink(path: &Path, length: Option<u64>) -> Result<Sink, Failure> {
+    Sink::file(path, length).map_err(|error| Failure::Output {
+        message: format!("{}: {error}", path.display()),
+        broken_pipe: false,
+    })
+}
+
+impl<'j, T, F> Runner<'j, T, F>
+where
+    T: Aggregating<Key, Value>,
+    F: Fn(TimeFormat) -> Result<T, String>,
+{
+    /// Opens the outputs and, when the state file has one, takes up a
+    /// stopped run.
+    fn start(job: &'j Job, times: [&str; 2], make: F) -> Result<Self, Failure> {
+        let saved = match &job.state {
+            Some(path) => state::load(path)
+                .map_err(|error| Failure::BadInput(format!("{}: {error}", path.display())))?,
+            None => None,
+        };
+        if let Some(saved) = &saved {
+            if saved.fingerprint != job.fingerprint {
+                return Err(Failure::Usage(format!(
+                    "the state file {} was written by a run with other options ({}); \
+                     remove it to start over",
+                    job.state.as_deref().unwrap_or(Path::new("")).display(),
+                    saved.fingerprint
+                )));
+            }
+        }
+        let progress = saved
+            .as_ref()
+            .map(|saved| saved.progress.clone())
+            .unwrap_or_default();
+        let output = match &job.output {
+            Some(path) => open_sink(path, progress.output)?,
+            None => Sink::stdout(),
+        };
+        let late = job
+            .late
+            .as_deref()
+            .map(|path| open_sink(path, progress.late_file))
+            .transpose()?;
+        let bad = job
+            .bad
+            .as_deref()
+            .map(|path| open_sink(path, progress.bad_file))
+            .transpose()?;
+        let aggregate_names: Vec<String> =
+            job.aggregates.iter().map(|agg| agg.name.clone()).collect();
+        let time_format = saved
+            .as_ref()
+            .and_then(|saved| saved.time_format)
+            .or(job.time_format);
+        let now = Instant::now();
+        let mut runner = Runner {
+            job,
+            make,
+            tracker: None,
+            time_format,
+            records: RecordWriter::new(job.output_format, &job.keys, times, &aggregate_names),
+            output,
+            late,
+            bad,
+            csv_header: Vec::new(),
+            summary: Summary {
+                events: progress.events,
+                late: progress.late,
+                bad: progress.bad,
+                resumed: saved.is_some(),
+                ..Summary::default()
+            },
+            progress,
+            bytes_before: 0,
+            started: now,
+            last_checkpoint: now,
+            checkpoint_every: CHECKPOINT_EVERY,
+            last_progress: now,
+        };
+        if let Some(saved) = saved {
+            runner.restore(saved)?;
+        }
+        Ok(runner)
+    }
+
+    /// The tracker, made once the time format is known.
+    fn tracker(&mut self, format: TimeFormat) -> Result<&mut T, Failure> {
+        if self.tracker.is_none() {
+            self.tracker = Some((self.make)(format).map_err(Failure::Usage)?);
+        }
+        self.tracker
+            .as_mut()
+            .ok_or_else(|| Failure::Usage("no tracker".to_owned()))
+    }
+
+    fn restore(&mut self, saved: Saved) -> Result<(), Failure> {
+        let damaged = |why: String| {
+            Failure::BadInput(format!(
+                "{}: the state file does not fit these options: {why}",
+                self.job.state.as_deref().unwrap_or(Path::new("")).display()
+            ))
+        };
+        let Some(format) = saved.time_format else {
+            return if saved.keys.is_empty() {
+                Ok(())
+            } else {
+                Err(damaged("windows held before any event".to_owned()))
+            };
+        };
+        let key_count = self.job.keys.len();
+        let tracker = self.tracker(format)?;
+        for (key, parts) in saved.keys {
+            if !keys::is_key(&key, key_count) {
+                return Err(damaged("a key that is not one".to_owned()));
+            }
+            let hash = keys::hash(&key);
+            if find(tracker, hash, &key).is_some() {
+                return Err(damaged("a key given twice".to_owned()));
+            }
+            let mut slot = None;
+            for (start, end, from, accs) in parts {
+                let restored = tracker
+                    .restore(slot, hash, || key.clone(), (start, end, from), accs)
+                    .map_err(|error| damaged(error.to_string()))?;
+                slot = Some(restored);
+            }
+        }
+        tracker
+            .finish_restore()
+            .map_err(|error| damaged(error.to_string()))?;
+        tracker.restore_counts(saved.clock_time, saved.tracker_late);
+        Ok(())
+    }
+
+    fn run(mut self, stop: &mut dyn FnMut() -> bool) -> Result<Summary, Failure> {
+        let messages = parse::start(
+            self.job,
+            parse::Start {
+                source: usize::try_from(self.progress.source).unwrap_or(usize::MAX),
+                offset: self.progress.offset,
+                line: self.progress.line,
+                time_format: self.time_format,
+            },
+        );
+        let mut source_name = String::new();
+        let mut source_format = InputFormat::Jsonl;
+        let mut read = 0;
+        loop {
+            let message = match messages.try_recv() {
+                Ok(message) => message,
+                Err(TryRecvError::Empty) => {
+                    // The parser may be waiting on a pipe: what has closed
+                    // is written out first, as soon as it closed; and a
+                    // signal is heeded even while nothing comes.
+                    self.flush()?;
+                    match messages.recv_timeout(PATIENCE) {
+                        Ok(message) => message,
+                        Err(RecvTimeoutError::Timeout) => {
+                            self.check(stop, read)?;
+                            continue;
+                        }
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+                Err(TryRecvError::Disconnected) => break,
+            };
+            match message {
+                parse::Message::Start {
+                    source,
+                    header,
+                    offset,
+                    line,
+                } => {
+                    let input = &self.job.sources[source];
+                    source_name = input.name();
+                    source_format = input.format;
+                    self.csv_header = header;
+                    self.progress.source = source as u64;
+                    self.progress.offset = offset;
+                    self.progress.line = line;
+                }
+                parse::Message::Lines {
+                    bytes,
+                    lines,
+                    read: now_read,
+                } => {
+                    read = now_read;
+                    self.take_lines(&bytes, &lines, &source_name, source_format)?;
+                    self.check(stop, read)?;
+                }
+                parse::Message::End => {
+                    self.bytes_before += read;
+                    read = 0;
+                    self.progress.source += 1;
+                    self.progress.offset = 0;
+                    self.progress.line = 0;
+                }
+                parse::Message::Failed(message) => return Err(Failure::BadInput(message)),
+            }
+        }
+        self.finish()
+    }
+
+    /// Asks whether to stop, and checkpoints and shows progress when due.
+    fn check(&mut self, stop: &mut dyn FnMut() -> bool, read: u64) -> Result<(), Failure> {
+        if stop() {
+            self.checkpoint()?;
+            return Err(Failure::Stopped);
+        }
+        let now = Instant::now();
+        if self.job.state.is_some() && now - self.last_checkpoint >= self.checkpoint_every {
+            self.checkpoint()?;
+            // A large state takes a while to write: keep that under a
+            // tenth of the run.
+            self.checkpoint_every = CHECKPOINT_EVERY.max(now.elapsed() * 10);
+            self.last_checkpoint = Instant::now();
+        }
+        if self.job.progress && now - self.last_progress >= PROGRESS_EVERY {
+            self.show_progress(self.bytes_before + read);
+            self.last_progress = now;
+        }
+        Ok(())
+    }
+
+    /// Takes a batch of parsed lines in order; stops at a bad line unless
+    /// bad lines are skipped.
+    fn take_lines(
+        &mut self,
+        bytes: &[u8],
+        lines: &[parse::Line],
+        source_name: &str,
+        format: InputFormat,
+    ) -> Result<(), Failure> {
+        for (index, line) in lines.iter().enumerate() {
+            self.prefetch(lines, index);
+            let text = &bytes[line.text.clone()];
+            let fate = match &line.outcome {
+                parse::Outcome::Blank => None,
+                parse::Outcome::Bad(reason) => Some(Fate::Bad(reason.clone())),
+                parse::Outcome::Event(event) => Some(self.take(bytes, event)?),
+            };
+            match fate {
+                None => {}
+                Some(Fate::Taken) => self.summary.events += 1,
+                Some(Fate::Late) => {
+                    self.summary.events += 1;
+                    self.summary.late += 1;
+                    if let Some(late) = &mut self.late {
+                        write_line(late, format, &self.csv_header, text)?;
+                    }
+                }
+                Some(Fate::Bad(reason)) => {
+                    let at = format!("{source_name}:{}: {reason}", line.number);
+                    if !self.job.skip_bad {
+                        self.checkpoint()?;
+                        return Err(Failure::BadInput(at));
+                    }
+                    self.summary.bad += 1;
+                    self.summary.first_bad.get_or_insert(at);
+                    if let Some(bad) = &mut self.bad {
+                        write_line(bad, format, &self.csv_header, text)?;
+                    }
+                }
+            }
+            self.progress.offset = line.offset;
+            self.progress.line = line.number;
+        }
+        Ok(())
+    }
+
+    /// Starts loading what the events a few lines on will look up, so their
+    /// cache misses overlap this one's work.
+    fn prefetch(&self, lines: &[parse::Line], index: usize) {
+        let Some(tracker) = &self.tracker else {
+            return;
+        };
+        let hash_at = |ahead: usize| match lines.get(index + ahead).map(|line| &line.outcome) {
+            Some(parse::Outcome::Event(event)) => Some(event.hash),
+            _ => None,
+        };
+        if let Some(hash) = hash_at(BUCKET_AHEAD) {
+            tracker.prefetch(hash, Prefetch::Bucket);
+        }
+        if let Some(hash) = hash_at(ENTRY_AHEAD) {
+            tracker.prefetch(hash, Prefetch::Entry);
+        }
+    }
+
+    /// Puts one parsed event into the tracker, then writes whatever that
+    /// closed.
+    fn take(&mut self, bytes: &[u8], event: &parse::Parsed) -> Result<Fate, Failure> {
+        let key = &bytes[event.key.clone()];
+        let (timestamp, hash, inputs) = (event.timestamp, event.hash, &event.inputs);
+        let tracker = match self.tracker.as_mut() {
+            Some(tracker) => tracker,
+            None => self
+                .tracker
+                .insert((self.make)(event.time_format).map_err(Failure::Usage)?),
+        };
+        self.time_format = Some(event.time_format);
+        let slot = find(tracker, hash, key);
+        let fate = match tracker.plan(slot, timestamp) {
+            Err(error) => Fate::Bad(error.to_string()),
+            Ok(Planned::Nowhere) => Fate::Late,
+            Ok(Planned::Late { .. }) => {
+                tracker.count_late();
+                Fate::Late
+            }
+            Ok(Planned::Go(plan)) => {
+                let applied = if tracker.needs_ops(slot, plan, inputs) {
+                    let planned = tracker.planned_accs(slot, plan, inputs);
+                    T::compute(
+                        tracker.aggregation(),
+                        plan,
+                        planned,
+                        timestamp,
+                        inputs,
+                        &mut FileOps,
+                    )
+                    .map_err(|refusal| refusal_text(&refusal))
+                    .and_then(|computed| {
+                        tracker
+                            .apply_computed(slot, hash, || key.into(), timestamp, plan, computed)
+                            .map_err(|error| error.to_string())
+                    })
+                } else {
+                    tracker
+                        .apply(slot, hash, || key.into(), timestamp, plan, inputs)
+                        .map_err(|refusal| refusal_text(&refusal))
+                };
+                match applied {
+                    Ok(_) => Fate::Taken,
+                    Err(reason) => Fate::Bad(reason),
+                }
+            }
+        };
+        if matches!(fate, Fate::Taken) {
+            self.hand_over(true)?;
+        }
+        Ok(fate)
+    }
+
+    /// Writes every closed window (every window, unless `closed_only`).
+    fn hand_over(&mut self, closed_only: bool) -> Result<(), Failure> {
+        let Some(tracker) = self.tracker.as_mut() else {
+            return Ok(());
+        };
+        let Some(format) = self.time_format else {
+            return Ok(());
+        };
+        while let Some(taken) = tracker.take(closed_only) {
+            let handover = match taken {
+                Taken::Ready(handover) => handover,
+                Taken::NeedsHost(pending) => {
+                    let merged = tracker
+                        .aggregation()
+                        .merge_all(pending.parts.clone(), &mut FileOps)
+                        .map_err(Failure::BadInput)?
+                        .unwrap_or_default();
+                    tracker.take_merged(&pending, merged).ok_or_else(|| {
+                        Failure::BadInput("a window changed while merged".to_owned())
+                    })?
+                }
+            };
+            self.records
+                .write(
+                    &mut self.output,
+                    &handover.key,
+                    [handover.start, handover.end],
+                    format,
+                    &handover.accs,
+                )
+                .map_err(|error| output_failure(&error))?;
+            self.summary.results += 1;
+        }
+        Ok(())
+    }
+
+    /// Saves the state, with every output handed to the system first so
+    /// the lengths it records are on disk.
+    fn checkpoint(&mut self) -> Result<(), Failure> {
+        let Some(path) = self.job.state.clone() else {
+            return self.flush();
+        };
+        self.flush()?;
+        self.progress.events = self.summary.events;
+        self.progress.late = self.summary.late;
+        self.progress.bad = self.summary.bad;
+        self.progress.output = self.output.length();
+        self.progress.late_file = self.late.as_ref().and_then(Sink::length);
+        self.progress.bad_file = self.bad.as_ref().and_then(Sink::length);
+        let checkpoint = self.tracker.as_ref().map(|tracker| Tracked {
+            clock_time: tracker.clock().time(),
+            late: tracker.late_count(),
+            keys: tracker
+                .checkpoint()
+                .into_iter()
+                .map(|(key, parts)| {
+                    let key: &[u8] = key;
+                    (key, parts)
+                })
+                .collect(),
+        });
+        state::save(
+            &path,
+            &self.job.fingerprint,
+            self.time_format,
+            &self.progress,
+            checkpoint.as_ref(),
+        )
+        .map_err(|error| Failure::Output {
+            message: format!("{}: {error}", path.display()),
+            broken_pipe: false,
+        })
+    }
+
+    fn flush(&mut self) -> Result<(), Failure> {
+        self.records
+            .release(&mut self.output)
+            .map_err(|error| output_failure(&error))?;
+        for sink in [
+            Some(&mut self.output),
+            self.late.as_mut(),
+            self.bad.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            sink.flush().map_err(|error| output_failure(&error))?;
+        }
+        Ok(())
+    }
+
+    fn show_progress(&self, bytes: u64) {
+        let seconds = self.started.elapsed().as_secs_f64().max(1e-9);
+        #[allow(clippy::cast_precision_loss)]
+        let (megabytes, rate) = (bytes as f64 / 1e6, self.summary.events as f64 / seconds);
+        eprint!(
+            "\r\x1b[Kwindow_machines: {megabytes:.1} MB read, {} events, {rate:.0} events/s",
+            self.summary.events
+        );
+    }
+
+    fn finish(mut self) -> Result<Summary, Failure> {
+        if let Some(tracker) = self.tracker.as_mut() {
+            tracker.finish();
+        }
+        self.hand_over(false)?;
+        self.flush()?;
+        if self.job.progress {
+            eprint!("\r\x1b[K");
+        }
+        if let Some(path) = &self.job.state {
+            match std::fs::remove_file(path) {
+                Err(error) if error.kind() != io::ErrorKind::NotFound => {
+                    return Err(Failure::Output {
+                        message: format!("{}: {error}", path.display()),
+                        broken_pipe: false,
+                    })
+                }
+                _ => {}
+            }
+        }
+        Ok(self.summary)
+    }
+}
+
+/// The slot of `key`, if the tracker holds it.
+fn find<T: KeyLookup<Key = Key>>(tracker: &T, hash: u64, key: &[u8]) -> Option<KeySlot> {
+    tracker.find_key(hash, |held| **held == *key)
+}
+
+fn refusal_text<E: std::fmt::Display>(refusal: &Refusal<E>) -> String {
+    match refusal {
+        Refusal::NotNumeric { kind } => format!("{} takes numbers only", kind.name()),
+        Refusal::Host(error) => error.to_string(),
+    }
+}
+
+/// Writes an input line to a late or bad file, a CSV file's header first.
+fn write_line(
+    sink: &mut Sink,
+    format: InputFormat,
+    csv_header: &[u8],
+    line: &[u8],
+) -> Result<(), Failure> {
+    let written = (|| {
+        if format == InputFormat::Csv && sink.is_empty() {
+            sink.write(csv_header)?;
+            sink.write(b"\n")?;
+        }
+        sink.write(line)?;
+        sink.write(b"\n")
+    })();
+    written.map_err(|error| output_failure(&error))
+}

@@ -1,0 +1,75 @@
+//! Where results, late lines and bad lines go: a file or standard output,
+//! counting what it wrote so a checkpoint can record where the file ends.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// A buffered output that knows its length.
+pub struct Sink {
+    writer: BufWriter<Box<dyn Write>>,
+    written: u64,
+    path: Option<PathBuf>,
+}
+
+impl Sink {
+    /// Standard output.
+    #[must_use]
+    pub fn stdout() -> Sink {
+        Sink {
+            writer: BufWriter::with_capacity(1 << 16, Box::new(io::stdout())),
+            written: 0,
+            path: None,
+        }
+    }
+
+    /// The file at `path`, cut back to `length` bytes (a checkpoint's), or
+    /// emptied when there is none.
+    pub fn file(path: &Path, length: Option<u64>) -> io::Result<Sink> {
+        let mut options = OpenOptions::new();
+        options.write(true).create(true);
+        let file: File = options.open(path)?;
+        let length = length.unwrap_or(0);
+        if file.metadata()?.len() < length {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{} is shorter than the state file says it was",
+                    path.display()
+                ),
+            ));
+        }
+        file.set_len(length)?;
+        let mut file = file;
+        io::Seek::seek(&mut file, io::SeekFrom::Start(length))?;
+        Ok(Sink {
+            writer: BufWriter::with_capacity(1 << 16, Box::new(file)),
+            written: length,
+            path: Some(path.to_path_buf()),
+        })
+    }
+
+    pub fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.writer.write_all(bytes)?;
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Bytes in the file so far; `None` for standard output, whose length
+    /// means nothing to a resumed run.
+    #[must_use]
+    pub fn length(&self) -> Option<u64> {
+        self.path.as_ref().map(|_| self.written)
+    }
+
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.written == 0
+    }
+
+    /// Hands what is buffered to the operating system, so it survives the
+    /// process being killed.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+}

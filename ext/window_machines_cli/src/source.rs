@@ -1,0 +1,228 @@
+//! Lines of one input, plain or gzip-compressed (told by its first bytes),
+//! with where each ends, so a resumed run can skip what was consumed.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use flate2::bufread::MultiGzDecoder;
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+const CHUNK: usize = 1 << 20;
+const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
+
+/// A line as read: its text, its number (from 1), and the bytes of the
+/// input consumed through it.
+pub struct LineRead<'a> {
+    pub text: &'a [u8],
+    pub number: u64,
+    pub offset: u64,
+}
+
+/// Reads lines out of large chunks, without a copy per line.
+pub struct Lines {
+    reader: Box<dyn Read>,
+    buffer: Vec<u8>,
+    /// The unread part of `buffer`.
+    start: usize,
+    end: usize,
+    eof: bool,
+    /// Bytes of the (decompressed) input consumed through the last line.
+    pub offset: u64,
+    /// The number of the last line returned, from 1.
+    pub line: u64,
+    /// Bytes read from the file itself, for progress.
+    compressed: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+}
+
+/// Counts the bytes a reader has given, for a progress line.
+struct Counting<R> {
+    inner: R,
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buffer)?;
+        self.count
+            .fetch_add(read as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(read)
+    }
+}
+
+impl Lines {
+    /// The file at `path`, or standard input for `None`.
+    pub fn open(path: Option<&Path>) -> io::Result<Lines> {
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let raw: Box<dyn Read> = match path {
+            Some(path) => Box::new(File::open(path)?),
+            None => Box::new(io::stdin()),
+        };
+        let mut buffered = BufReader::with_capacity(
+            CHUNK,
+            Counting {
+                inner: raw,
+                count: std::sync::Arc::clone(&count),
+            },
+        );
+        let gzip = buffered.fill_buf()?.starts_with(&GZIP_MAGIC);
+        let reader: Box<dyn Read> = if gzip {
+            Box::new(MultiGzDecoder::new(buffered))
+        } else {
+            Box::new(buffered)
+        };
+        Ok(Lines {
+            reader,
+            buffer: vec![0; CHUNK],
+            start: 0,
+            end: 0,
+            eof: false,
+            offset: 0,
+            line: 0,
+            compressed: Some(count),
+        })
+    }
+
+    /// Bytes read from the file so far (compressed, for a gzip file).
+    #[must_use]
+    pub fn bytes_read(&self) -> u64 {
+        self.compressed
+            .as_ref()
+            .map_or(0, |count| count.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Whether the next line is already read, so that getting it will not
+    /// wait for the input.
+    #[must_use]
+    pub fn has_line_ready(&self) -> bool {
+        memchr::memchr(b'\n', &self.buffer[self.start..self.end]).is_some()
+    }
+
+    /// The next line, without its line break, with its number and where
+    /// it ends; `None` at the end.
+    pub fn next_line(&mut self) -> io::Result<Option<LineRead<'_>>> {
+        loop {
+            let line_end = match memchr::memchr(b'\n', &self.buffer[self.start..self.end]) {
+                Some(newline) => Some((self.start + newline, self.start + newline + 1)),
+                None if self.eof && self.start < self.end => Some((self.end, self.end)),
+                None if self.eof => return Ok(None),
+                None => None,
+            };
+            if let Some((end, next)) = line_end {
+                let mut line_start = self.start;
+                // A byte order mark some editors write is not part of the
+                // first line.
+                if self.offset == 0 && self.buffer[line_start..end].starts_with(BYTE_ORDER_MARK) {
+                    line_start += BYTE_ORDER_MARK.len();
+                }
+                self.offset += (next - self.start) as u64;
+                self.start = next;
+                self.line += 1;
+                return Ok(Some(LineRead {
+                    text: &self.buffer[line_start..end],
+                    number: self.line,
+                    offset: self.offset,
+                }));
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Reads more, keeping the unread part; grows the buffer for a line
+    /// longer than it.
+    fn fill(&mut self) -> io::Result<()> {
+        if self.start > 0 {
+            self.buffer.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.buffer.len() {
+            self.buffer.resize(self.buffer.len() * 2, 0);
+        }
+        let read = loop {
+            match self.reader.read(&mut self.buffer[self.end..]) {
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                result => break result?,
+            }
+        };
+        if read == 0 {
+            self.eof = true;
+        }
+        self.end += read;
+        Ok(())
+    }
+
+    /// Skips to where a checkpoint says the input was consumed: `offset`
+    /// bytes, the last of them ending line `line`.
+    pub fn skip_to(&mut self, offset: u64, line: u64) -> io::Result<()> {
+        while self.offset < offset {
+            let wanted = offset - self.offset;
+            let buffered = (self.end - self.start) as u64;
+            if buffered == 0 {
+                if self.eof {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the input is shorter than the state file says was read",
+                    ));
+                }
+                self.fill()?;
+                continue;
+            }
+            let step = wanted.min(buffered);
+            // step <= buffered, which is a usize.
+            self.start += usize::try_from(step).unwrap_or(usize::MAX);
+            self.offset += step;
+        }
+        self.line = line;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_of(bytes: &[u8]) -> Lines {
+        Lines {
+            reader: Box::new(io::Cursor::new(bytes.to_vec())),
+            buffer: vec![0; 4],
+            start: 0,
+            end: 0,
+            eof: false,
+            offset: 0,
+            line: 0,
+            compressed: None,
+        }
+    }
+
+    fn text(lines: &mut Lines) -> Option<Vec<u8>> {
+        lines.next_line().unwrap().map(|line| line.text.to_vec())
+    }
+
+    #[test]
+    fn splits_lines_longer_than_the_buffer() {
+        let mut lines = lines_of(b"first line\n\nlast");
+        assert_eq!(text(&mut lines), Some(b"first line".to_vec()));
+        assert_eq!(text(&mut lines), Some(b"".to_vec()));
+        assert_eq!(text(&mut lines), Some(b"last".to_vec()));
+        assert_eq!((lines.offset, lines.line), (16, 3));
+        assert_eq!(text(&mut lines), None);
+    }
+
+    #[test]
+    fn drops_a_byte_order_mark() {
+        let mut lines = lines_of(b"\xEF\xBB\xBFa,b\n\xEF\xBB\xBF");
+        assert_eq!(text(&mut lines), Some(b"a,b".to_vec()));
+        assert_eq!(text(&mut lines), Some(b"\xEF\xBB\xBF".to_vec()));
+        assert_eq!(lines.offset, 10);
+    }
+
+    #[test]
+    fn skips_to_a_recorded_offset() {
+        let mut lines = lines_of(b"one\ntwo\nthree\n");
+        lines.skip_to(8, 2).unwrap();
+        assert_eq!(text(&mut lines), Some(b"three".to_vec()));
+        assert_eq!(lines.line, 3);
+        assert!(lines_of(b"one\n").skip_to(9, 1).is_err());
+    }
+}

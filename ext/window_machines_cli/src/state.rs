@@ -1,0 +1,510 @@
+//! The state file: everything a stopped run needs to go on exactly where it
+//! left off, written atomically (a temporary file renamed over the old
+//! one), read back as untrusted input.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::Path;
+
+use window_machines_core::{Accumulator, Accumulators, Input, Number, Stamped};
+
+use crate::timestamps::TimeFormat;
+use crate::values::Value;
+
+const MAGIC: &[u8; 8] = b"WMSTATE1";
+
+/// Where the input was consumed to, and what was counted and written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Which input, the bytes of it consumed, and the last line's number.
+    pub source: u64,
+    pub offset: u64,
+    pub line: u64,
+    pub events: u64,
+    pub late: u64,
+    pub bad: u64,
+    /// Lengths of the output, late and bad files (`None`: not a file).
+    pub output: Option<u64>,
+    pub late_file: Option<u64>,
+    pub bad_file: Option<u64>,
+}
+
+/// One held window or session: start, end (or last event), a pane's first
+/// window, accumulators.
+pub type Part = (u64, u64, Option<u64>, Accumulators<Value>);
+
+/// A state file read back.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    pub fingerprint: String,
+    pub time_format: Option<TimeFormat>,
+    pub clock_time: Option<u64>,
+    pub tracker_late: u64,
+    pub progress: Progress,
+    pub keys: Vec<(Box<[u8]>, Vec<Part>)>,
+}
+
+/// A held part, borrowed from the tracker.
+pub type HeldPart<'a> = (u64, u64, Option<u64>, &'a Accumulators<Value>);
+
+/// What the tracker holds, borrowed for writing.
+pub struct Tracked<'a> {
+    pub clock_time: Option<u64>,
+    pub late: u64,
+    pub keys: Vec<(&'a [u8], Vec<HeldPart<'a>>)>,
+}
+
+struct Encoder(Vec<u8>);
+
+impl Encoder {
+    fn u64(&mut self, value: u64) {
+        self.0.extend_from_slice(&value.to_le_bytes());
+    }
+
+    fn option(&mut self, value: Option<u64>) {
+        match value {
+            Some(value) => {
+                self.0.push(1);
+                self.u64(value);
+            }
+            None => self.0.push(0),
+        }
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.u64(bytes.len() as u64);
+        self.0.extend_from_slice(bytes);
+    }
+
+    fn value(&mut self, value: &Value) {
+        match value {
+            Value::Big(big) => {
+                self.0.push(0);
+                self.0.extend_from_slice(&big.to_le_bytes());
+            }
+            Value::Json(json) => {
+                self.0.push(1);
+                self.bytes(json);
+            }
+        }
+    }
+
+    fn number(&mut self, number: &Number<Value>) {
+        match number {
+            Number::Int(int) => {
+                self.0.push(0);
+                self.0.extend_from_slice(&int.to_le_bytes());
+            }
+            Number::Float(float) => {
+                self.0.push(1);
+                self.u64(float.to_bits());
+            }
+            Number::Host(value) => {
+                self.0.push(2);
+                self.value(value);
+            }
+        }
+    }
+
+    fn input(&mut self, input: &Input<Value>) {
+        match input {
+            Input::Nil => self.0.push(0),
+            Input::Int(int) => {
+                self.0.push(1);
+                self.0.extend_from_slice(&int.to_le_bytes());
+            }
+            Input::Float(float) => {
+                self.0.push(2);
+                self.u64(float.to_bits());
+            }
+            Input::Numeric(value) => {
+                self.0.push(3);
+                self.value(value);
+            }
+            Input::Object(value) => {
+                self.0.push(4);
+                self.value(value);
+            }
+        }
+    }
+
+    fn optional_input(&mut self, input: Option<&Input<Value>>) {
+        match input {
+            Some(input) => {
+                self.0.push(1);
+                self.input(input);
+            }
+            None => self.0.push(0),
+        }
+    }
+
+    fn stamped(&mut self, stamped: &Stamped<Value>) {
+        self.u64(stamped.timestamp);
+        self.input(&stamped.input);
+    }
+
+    fn optional_stamped(&mut self, stamped: Option<&Stamped<Value>>) {
+        match stamped {
+            Some(stamped) => {
+                self.0.push(1);
+                self.stamped(stamped);
+            }
+            None => self.0.push(0),
+        }
+    }
+
+    fn accumulator(&mut self, acc: &Accumulator<Value>) {
+        match acc {
+            Accumulator::Count(count) => {
+                self.0.push(0);
+                self.u64(*count);
+            }
+            Accumulator::Sum(sum) => {
+                self.0.push(1);
+                self.number(sum);
+            }
+            Accumulator::Min(held) => {
+                self.0.push(2);
+                self.optional_input(held.as_ref());
+            }
+            Accumulator::Max(held) => {
+                self.0.push(3);
+                self.optional_input(held.as_ref());
+            }
+            Accumulator::Mean { sum, count } => {
+                self.0.push(4);
+                self.number(sum);
+                self.u64(*count);
+            }
+            Accumulator::Collect(inputs) => {
+                self.0.push(5);
+                self.u64(inputs.len() as u64);
+                for stamped in inputs {
+                    self.stamped(stamped);
+                }
+            }
+            Accumulator::First(held) => {
+                self.0.push(6);
+                self.optional_stamped(held.as_ref());
+            }
+            Accumulator::Last(held) => {
+                self.0.push(7);
+                self.optional_stamped(held.as_ref());
+            }
+            // The command has no custom aggregators.
+            Accumulator::Custom(_) => self.0.push(8),
+        }
+    }
+}
+
+/// Writes the state to `path` atomically.
+pub fn save(
+    path: &Path,
+    fingerprint: &str,
+    time_format: Option<TimeFormat>,
+    progress: &Progress,
+    tracked: Option<&Tracked>,
+) -> io::Result<()> {
+    let mut out = Encoder(MAGIC.to_vec());
+    out.bytes(fingerprint.as_bytes());
+    out.bytes(time_format.map_or("", TimeFormat::name).as_bytes());
+    for value in [
+        progress.source,
+        progress.offset,
+        progress.line,
+        progress.events,
+        progress.late,
+        progress.bad,
+    ] {
+        out.u64(value);
+    }
+    for length in [progress.output, progress.late_file, progress.bad_file] {
+        out.option(length);
+    }
+    out.option(tracked.and_then(|tracked| tracked.clock_time));
+    out.u64(tracked.map_or(0, |tracked| tracked.late));
+    let keys = tracked.map_or(&[][..], |tracked| &tracked.keys[..]);
+    out.u64(keys.len() as u64);
+    for (key, parts) in keys {
+        out.bytes(key);
+        out.u64(parts.len() as u64);
+        for (start, end, from, accs) in parts {
+            out.u64(*start);
+            out.u64(*end);
+            out.option(*from);
+            out.u64(accs.len() as u64);
+            for acc in accs.iter() {
+                out.accumulator(acc);
+            }
+        }
+    }
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    {
+        let mut file = fs::File::create(&temporary)?;
+        file.write_all(&out.0)?;
+        file.sync_data()?;
+    }
+    fs::rename(&temporary, path)
+}
+
+struct Decoder<'a> {
+    bytes: &'a [u8],
+}
+
+type Decoded<T> = Result<T, String>;
+
+fn damaged() -> String {
+    "the state file is damaged".to_owned()
+}
+
+impl Decoder<'_> {
+    fn take(&mut self, count: usize) -> Decoded<&[u8]> {
+        if self.bytes.len() < count {
+            return Err(damaged());
+        }
+        let (taken, rest) = self.bytes.split_at(count);
+        self.bytes = rest;
+        Ok(taken)
+    }
+
+    fn byte(&mut self) -> Decoded<u8> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn array<const N: usize>(&mut self) -> Decoded<[u8; N]> {
+        self.take(N)?.try_into().map_err(|_| damaged())
+    }
+
+    fn u64(&mut self) -> Decoded<u64> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    /// A count of things each at least `unit` bytes long, checked against
+    /// what is left so a damaged count cannot ask for huge allocations.
+    fn count(&mut self, unit: usize) -> Decoded<usize> {
+        let count = usize::try_from(self.u64()?).map_err(|_| damaged())?;
+        if count.saturating_mul(unit) > self.bytes.len() {
+            return Err(damaged());
+        }
+        Ok(count)
+    }
+
+    fn option(&mut self) -> Decoded<Option<u64>> {
+        match self.byte()? {
+            0 => Ok(None),
+            1 => Ok(Some(self.u64()?)),
+            _ => Err(damaged()),
+        }
+    }
+
+    fn bytes(&mut self) -> Decoded<&[u8]> {
+        let length = self.count(1)?;
+        self.take(length)
+    }
+
+    fn value(&mut self) -> Decoded<Value> {
+        match self.byte()? {
+            0 => Ok(Value::Big(i128::from_le_bytes(self.array()?))),
+            1 => Ok(Value::Json(self.bytes()?.into())),
+            _ => Err(damaged()),
+        }
+    }
+
+    fn number(&mut self) -> Decoded<Number<Value>> {
+        match self.byte()? {
+            0 => Ok(Number::Int(i64::from_le_bytes(self.array()?))),
+            1 => Ok(Number::Float(f64::from_bits(self.u64()?))),
+            2 => Ok(Number::Host(self.value()?)),
+            _ => Err(damaged()),
+        }
+    }
+
+    fn input(&mut self) -> Decoded<Input<Value>> {
+        match self.byte()? {
+            0 => Ok(Input::Nil),
+            1 => Ok(Input::Int(i64::from_le_bytes(self.array()?))),
+            2 => Ok(Input::Float(f64::from_bits(self.u64()?))),
+            3 => Ok(Input::Numeric(self.value()?)),
+            4 => Ok(Input::Object(self.value()?)),
+            _ => Err(damaged()),
+        }
+    }
+
+    fn optional_input(&mut self) -> Decoded<Option<Input<Value>>> {
+        match self.byte()? {
+            0 => Ok(None),
+            1 => Ok(Some(self.input()?)),
+            _ => Err(damaged()),
+        }
+    }
+
+    fn stamped(&mut self) -> Decoded<Stamped<Value>> {
+        Ok(Stamped {
+            timestamp: self.u64()?,
+            input: self.input()?,
+        })
+    }
+
+    fn optional_stamped(&mut self) -> Decoded<Option<Stamped<Value>>> {
+        match self.byte()? {
+            0 => Ok(None),
+            1 => Ok(Some(self.stamped()?)),
+            _ => Err(damaged()),
+        }
+    }
+
+    fn accumulator(&mut self) -> Decoded<Accumulator<Value>> {
+        Ok(match self.byte()? {
+            0 => Accumulator::Count(self.u64()?),
+            1 => Accumulator::Sum(self.number()?),
+            2 => Accumulator::Min(self.optional_input()?),
+            3 => Accumulator::Max(self.optional_input()?),
+            4 => Accumulator::Mean {
+                sum: self.number()?,
+                count: self.u64()?,
+            },
+            5 => {
+                let count = self.count(9)?;
+                Accumulator::Collect((0..count).map(|_| self.stamped()).collect::<Decoded<_>>()?)
+            }
+            6 => Accumulator::First(self.optional_stamped()?),
+            7 => Accumulator::Last(self.optional_stamped()?),
+            _ => return Err(damaged()),
+        })
+    }
+}
+
+/// Reads the state file at `path`; `None` if there is none.
+pub fn load(path: &Path) -> Result<Option<Saved>, String> {
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(format!("{}: {error}", path.display())),
+    };
+    let mut input = Decoder { bytes: &bytes };
+    if input.take(MAGIC.len())? != MAGIC {
+        return Err(format!(
+            "{} is not a window_machines state file",
+            path.display()
+        ));
+    }
+    let fingerprint = String::from_utf8(input.bytes()?.to_vec()).map_err(|_| damaged())?;
+    let format_name = input.bytes()?;
+    let time_format = if format_name.is_empty() {
+        None
+    } else {
+        let name = std::str::from_utf8(format_name).map_err(|_| damaged())?;
+        Some(TimeFormat::named(name).ok_or_else(damaged)?)
+    };
+    let mut progress = Progress {
+        source: input.u64()?,
+        offset: input.u64()?,
+        line: input.u64()?,
+        events: input.u64()?,
+        late: input.u64()?,
+        bad: input.u64()?,
+        ..Progress::default()
+    };
+    progress.output = input.option()?;
+    progress.late_file = input.option()?;
+    progress.bad_file = input.option()?;
+    let clock_time = input.option()?;
+    let tracker_late = input.u64()?;
+    let key_count = input.count(16)?;
+    let mut keys = Vec::with_capacity(key_count);
+    for _ in 0..key_count {
+        let key: Box<[u8]> = input.bytes()?.into();
+        let part_count = input.count(25)?;
+        let mut parts = Vec::with_capacity(part_count);
+        for _ in 0..part_count {
+            let start = input.u64()?;
+            let end = input.u64()?;
+            let from = input.option()?;
+            let acc_count = input.count(1)?;
+            let accs = (0..acc_count)
+                .map(|_| input.accumulator())
+                .collect::<Decoded<Accumulators<Value>>>()?;
+            parts.push((start, end, from, accs));
+        }
+        keys.push((key, parts));
+    }
+    if !input.bytes.is_empty() {
+        return Err(damaged());
+    }
+    Ok(Some(Saved {
+        fingerprint,
+        time_format,
+        clock_time,
+        tracker_late,
+        progress,
+        keys,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_accumulator() {
+        let accs: Accumulators<Value> = [
+            Accumulator::Count(3),
+            Accumulator::Sum(Number::Host(Value::Big(i128::MAX))),
+            Accumulator::Min(Some(Input::Float(1.5))),
+            Accumulator::Max(None),
+            Accumulator::Mean {
+                sum: Number::Int(-4),
+                count: 2,
+            },
+            Accumulator::Collect(vec![Stamped {
+                timestamp: 9,
+                input: Input::Object(Value::Json(b"\"x\"".to_vec().into())),
+            }]),
+            Accumulator::First(Some(Stamped {
+                timestamp: 1,
+                input: Input::Nil,
+            })),
+            Accumulator::Last(None),
+        ]
+        .into_iter()
+        .collect();
+        let progress = Progress {
+            source: 1,
+            offset: 99,
+            line: 7,
+            output: Some(120),
+            ..Progress::default()
+        };
+        let tracked = Tracked {
+            clock_time: Some(50),
+            late: 2,
+            keys: vec![(&b"key"[..], vec![(0, 60, Some(3), &accs)])],
+        };
+        let dir = std::env::temp_dir().join(format!("wm-state-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("state");
+        save(
+            &path,
+            "fp",
+            Some(TimeFormat::Millis),
+            &progress,
+            Some(&tracked),
+        )
+        .unwrap();
+        let saved = load(&path).unwrap().unwrap();
+        assert_eq!(saved.fingerprint, "fp");
+        assert_eq!(saved.time_format, Some(TimeFormat::Millis));
+        assert_eq!(saved.progress, progress);
+        assert_eq!((saved.clock_time, saved.tracker_late), (Some(50), 2));
+        assert_eq!(saved.keys[0].0.as_ref(), b"key");
+        assert_eq!(saved.keys[0].1, vec![(0, 60, Some(3), accs)]);
+        // Every truncation is refused, none panics.
+        let bytes = fs::read(&path).unwrap();
+        for length in 0..bytes.len() {
+            fs::write(&path, &bytes[..length]).unwrap();
+            assert!(load(&path).is_err(), "{length}");
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,462 @@
+//! Event times as they appear in files: epoch integers in a unit, or ISO
+//! 8601 / RFC 3339 text, read into ticks (the unit's, or nanoseconds for
+//! ISO) and written back in the same form.
+
+use std::io::Write;
+
+/// How the time field is written, and so what a tick is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeFormat {
+    Seconds,
+    Millis,
+    Micros,
+    Nanos,
+    /// Text; held as nanoseconds since 1970-01-01T00:00:00Z.
+    Iso,
+    /// A time of day (`14:01`, `14:01:30.5`), for a single day's log; held
+    /// as nanoseconds since midnight.
+    Clock,
+}
+
+const NANOS_PER_SECOND: u64 = 1_000_000_000;
+
+impl TimeFormat {
+    /// The name a checkpoint and the options use.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeFormat::Seconds => "s",
+            TimeFormat::Millis => "ms",
+            TimeFormat::Micros => "us",
+            TimeFormat::Nanos => "ns",
+            TimeFormat::Iso => "iso",
+            TimeFormat::Clock => "clock",
+        }
+    }
+
+    #[must_use]
+    pub fn named(name: &str) -> Option<TimeFormat> {
+        [
+            TimeFormat::Seconds,
+            TimeFormat::Millis,
+            TimeFormat::Micros,
+            TimeFormat::Nanos,
+            TimeFormat::Iso,
+            TimeFormat::Clock,
+        ]
+        .into_iter()
+        .find(|format| format.name() == name)
+    }
+
+    /// Nanoseconds in one tick.
+    #[must_use]
+    pub fn tick_nanos(self) -> u64 {
+        match self {
+            TimeFormat::Seconds => NANOS_PER_SECOND,
+            TimeFormat::Millis => 1_000_000,
+            TimeFormat::Micros => 1_000,
+            TimeFormat::Nanos | TimeFormat::Iso | TimeFormat::Clock => 1,
+        }
+    }
+
+    /// Says what unit a time written as `text` (a JSON number, or the inside
+    /// of a string) is in, as the first event's time decides it: text that
+    /// is not all digits is a time of day when it starts like one (`14:01`),
+    /// ISO otherwise; epoch values are told apart by magnitude.
+    #[must_use]
+    pub fn detect(text: &[u8]) -> TimeFormat {
+        let colon = text.iter().position(|&byte| byte == b':');
+        if matches!(colon, Some(1 | 2)) && text[..colon.unwrap_or(0)].iter().all(u8::is_ascii_digit)
+        {
+            return TimeFormat::Clock;
+        }
+        if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
+            return TimeFormat::Iso;
+        }
+        let digits = text.iter().skip_while(|&&digit| digit == b'0').count();
+        match digits {
+            0..=11 => TimeFormat::Seconds,
+            12..=14 => TimeFormat::Millis,
+            15..=17 => TimeFormat::Micros,
+            _ => TimeFormat::Nanos,
+        }
+    }
+
+    /// Reads a time: for epoch formats `text` must be a whole number of
+    /// ticks, for ISO a timestamp with an offset.
+    pub fn parse(self, text: &[u8]) -> Result<u64, String> {
+        match self {
+            TimeFormat::Iso => parse_iso(text),
+            TimeFormat::Clock => parse_clock(text),
+            _ => parse_ticks(text, self.unit_name()),
+        }
+    }
+
+    /// Writes `ticks` as the input wrote it: a JSON number for epoch
+    /// formats, a quoted string for ISO when `quoted`.
+    pub fn write(self, ticks: u64, quoted: bool, out: &mut Vec<u8>) {
+        match self {
+            TimeFormat::Iso | TimeFormat::Clock => {
+                if quoted {
+                    out.push(b'"');
+                }
+                if self == TimeFormat::Iso {
+                    write_iso(ticks, out);
+                } else {
+                    write_clock(ticks, out);
+                }
+                if quoted {
+                    out.push(b'"');
+                }
+            }
+            _ => {
+                write!(out, "{ticks}").unwrap_or(());
+            }
+        }
+    }
+
+    /// What one tick is, for messages.
+    #[must_use]
+    pub fn unit_name(self) -> &'static str {
+        match self {
+            TimeFormat::Seconds => "seconds",
+            TimeFormat::Millis => "milliseconds",
+            TimeFormat::Micros => "microseconds",
+            TimeFormat::Nanos | TimeFormat::Iso | TimeFormat::Clock => "nanoseconds",
+        }
+    }
+}
+
+/// A time as messages show it; made only when a message is.
+struct Shown<'a>(&'a [u8]);
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(self.0))
+    }
+}
+
+fn parse_ticks(text: &[u8], unit: &str) -> Result<u64, String> {
+    let shown = Shown(text);
+    if text.first() == Some(&b'-') {
+        return Err(format!("time {shown} is before 1970 (below 0 {unit})"));
+    }
+    if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
+        return Err(format!("time {shown} is not a whole number of {unit}"));
+    }
+    text.iter()
+        .try_fold(0_u64, |sum, digit| {
+            sum.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
+        })
+        .ok_or_else(|| format!("time {shown} is past 2**64-1 {unit}"))
+}
+
+/// Days from 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month_index = (month + 9) % 12;
+    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// The civil date of a day count from 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let days = days + 719_468;
+    let era = days.div_euclid(146_097);
+    let day_of_era = days - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// A cursor over ISO text, reading fixed-width numbers and separators.
+struct IsoText<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl IsoText<'_> {
+    fn digits(&mut self, count: usize) -> Option<i64> {
+        let digits = self.text.get(self.at..self.at + count)?;
+        if !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        self.at += count;
+        Some(
+            digits
+                .iter()
+                .fold(0, |sum, digit| sum * 10 + i64::from(digit - b'0')),
+        )
+    }
+
+    fn expect(&mut self, accepted: &[u8]) -> Option<u8> {
+        let byte = *self.text.get(self.at)?;
+        if !accepted.contains(&byte) {
+            return None;
+        }
+        self.at += 1;
+        Some(byte)
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.get(self.at).copied()
+    }
+}
+
+fn parse_iso(text: &[u8]) -> Result<u64, String> {
+    let shown = Shown(text);
+    let not_iso =
+        || format!("time {shown} is not ISO 8601 (like 2026-11-30T10:00:00Z, with an offset)");
+    let mut iso = IsoText { text, at: 0 };
+    let fields = (|| {
+        let year = iso.digits(4)?;
+        iso.expect(b"-")?;
+        let month = iso.digits(2)?;
+        iso.expect(b"-")?;
+        let day = iso.digits(2)?;
+        iso.expect(b"Tt ")?;
+        let hour = iso.digits(2)?;
+        iso.expect(b":")?;
+        let minute = iso.digits(2)?;
+        let in_minute = seconds_and_fraction(&mut iso, false)?;
+        let offset = match iso.expect(b"Zz+-")? {
+            b'Z' | b'z' => 0,
+            sign => {
+                let hours = iso.digits(2)?;
+                iso.expect(b":");
+                let minutes = iso.digits(2)?;
+                if hours > 23 || minutes > 59 {
+                    return None;
+                }
+                let offset = (hours * 60 + minutes) * 60;
+                if sign == b'-' {
+                    -offset
+                } else {
+                    offset
+                }
+            }
+        };
+        if iso.at != text.len() {
+            return None;
+        }
+        if !(1..=12).contains(&month)
+            || day < 1
+            || day > days_in_month(year, month)
+            || hour > 23
+            || minute > 59
+        {
+            return None;
+        }
+        Some((year, month, day, hour, minute, in_minute, offset))
+    })()
+    .ok_or_else(not_iso)?;
+    let (year, month, day, hour, minute, in_minute, offset) = fields;
+    let seconds = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 - offset;
+    let total = i128::from(seconds) * i128::from(NANOS_PER_SECOND) + i128::from(in_minute);
+    u64::try_from(total).map_err(|_| {
+        format!("time {shown} is outside 1970-01-01T00:00:00Z plus 0..2**64-1 nanoseconds")
+    })
+}
+
+/// Reads the seconds and fraction after `HH:MM`: `:SS` and `.fraction`,
+/// both optional; nanoseconds.
+fn seconds_and_fraction(iso: &mut IsoText, optional_seconds: bool) -> Option<i64> {
+    let second = if optional_seconds && iso.peek() != Some(b':') {
+        0
+    } else {
+        iso.expect(b":")?;
+        iso.digits(2)?
+    };
+    if second > 60 {
+        return None;
+    }
+    let mut nanos = 0;
+    if iso.expect(b".,").is_some() {
+        let mut scale = 100_000_000;
+        let mut digits = 0;
+        while let Some(digit) = iso.peek().filter(u8::is_ascii_digit) {
+            iso.at += 1;
+            digits += 1;
+            if digits > 9 {
+                return None;
+            }
+            nanos += i64::from(digit - b'0') * scale;
+            scale /= 10;
+        }
+        if digits == 0 {
+            return None;
+        }
+    }
+    Some(second * 1_000_000_000 + nanos)
+}
+
+fn parse_clock(text: &[u8]) -> Result<u64, String> {
+    let shown = Shown(text);
+    let mut clock = IsoText { text, at: 0 };
+    let parsed = (|| {
+        let width = if text.get(1) == Some(&b':') { 1 } else { 2 };
+        let hour = clock.digits(width)?;
+        clock.expect(b":")?;
+        let minute = clock.digits(2)?;
+        let nanos = seconds_and_fraction(&mut clock, true)?;
+        (clock.at == text.len() && hour <= 23 && minute <= 59)
+            .then(|| (hour * 3600 + minute * 60) * 1_000_000_000 + nanos)
+    })();
+    parsed
+        .and_then(|nanos| u64::try_from(nanos).ok())
+        .ok_or_else(|| format!("time {shown} is not a time of day (like 14:01 or 14:01:30)"))
+}
+
+/// `nanos` since midnight as `HH:MM:SS`, with a fraction when it has one.
+fn write_clock(nanos: u64, out: &mut Vec<u8>) {
+    let seconds = nanos / NANOS_PER_SECOND;
+    write!(
+        out,
+        "{:02}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+    .unwrap_or(());
+    write_fraction(nanos % NANOS_PER_SECOND, out);
+}
+
+/// A fraction of a second in 3, 6 or 9 digits, or nothing for none.
+fn write_fraction(fraction: u64, out: &mut Vec<u8>) {
+    if fraction == 0 {
+        return;
+    }
+    if fraction.is_multiple_of(1_000_000) {
+        write!(out, ".{:03}", fraction / 1_000_000).unwrap_or(());
+    } else if fraction.is_multiple_of(1_000) {
+        write!(out, ".{:06}", fraction / 1_000).unwrap_or(());
+    } else {
+        write!(out, ".{fraction:09}").unwrap_or(());
+    }
+}
+
+/// `nanos` since the epoch in UTC, with as many fraction digits as it
+/// needs: none, 3, 6 or 9.
+fn write_iso(nanos: u64, out: &mut Vec<u8>) {
+    let seconds = nanos / NANOS_PER_SECOND;
+    let fraction = nanos % NANOS_PER_SECOND;
+    // Under 2**64 nanoseconds: about 584 years, far inside i64 days.
+    let days = i64::try_from(seconds / 86_400).unwrap_or(i64::MAX);
+    let (year, month, day) = civil_from_days(days);
+    let in_day = seconds % 86_400;
+    write!(
+        out,
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+        in_day / 3600,
+        in_day / 60 % 60,
+        in_day % 60
+    )
+    .unwrap_or(());
+    write_fraction(fraction, out);
+    out.push(b'Z');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iso(nanos: u64) -> String {
+        let mut out = Vec::new();
+        write_iso(nanos, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn iso_round_trips_through_nanoseconds() {
+        for text in [
+            "1970-01-01T00:00:00Z",
+            "2026-11-30T10:00:00Z",
+            "2024-02-29T23:59:59.250Z",
+            "2000-03-01T00:00:00.000001Z",
+            "2554-07-21T23:34:33.709551615Z",
+        ] {
+            let nanos = parse_iso(text.as_bytes()).unwrap();
+            assert_eq!(iso(nanos), text);
+        }
+    }
+
+    #[test]
+    fn offsets_are_applied() {
+        let utc = parse_iso(b"2026-11-30T10:00:00Z").unwrap();
+        assert_eq!(parse_iso(b"2026-11-30T11:30:00+01:30").unwrap(), utc);
+        assert_eq!(parse_iso(b"2026-11-30 05:00:00-0500").unwrap(), utc);
+        assert_eq!(parse_iso(b"2026-11-30t10:00:00.0z").unwrap(), utc);
+    }
+
+    #[test]
+    fn impossible_dates_and_ranges_are_refused() {
+        for text in [
+            "2026-02-29T00:00:00Z",
+            "2026-11-30T24:00:00Z",
+            "2026-11-30T10:00:00",
+            "2026-11-30T10:00:00.Z",
+            "2026-11-30T10:00:00.1234567890Z",
+            "1969-12-31T23:59:59Z",
+            "2554-07-21T23:34:33.709551616Z",
+            "20261130T100000Z",
+        ] {
+            assert!(parse_iso(text.as_bytes()).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn times_of_day_read_and_write() {
+        assert_eq!(TimeFormat::detect(b"14:01"), TimeFormat::Clock);
+        assert_eq!(TimeFormat::detect(b"9:05:30.25"), TimeFormat::Clock);
+        assert_eq!(parse_clock(b"14:01"), Ok(50_460_000_000_000));
+        let mut out = Vec::new();
+        write_clock(parse_clock(b"9:05:30.25").unwrap(), &mut out);
+        assert_eq!(out, b"09:05:30.250");
+        for text in ["24:00", "14:1", "14:01:", "14:01x", "14"] {
+            assert!(parse_clock(text.as_bytes()).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn epoch_units_are_told_by_magnitude() {
+        assert_eq!(TimeFormat::detect(b"1764500000"), TimeFormat::Seconds);
+        assert_eq!(TimeFormat::detect(b"1764500000123"), TimeFormat::Millis);
+        assert_eq!(TimeFormat::detect(b"1764500000123456"), TimeFormat::Micros);
+        assert_eq!(
+            TimeFormat::detect(b"1764500000123456789"),
+            TimeFormat::Nanos
+        );
+        assert_eq!(TimeFormat::detect(b"2026-11-30T10:00:00Z"), TimeFormat::Iso);
+    }
+
+    #[test]
+    fn ticks_are_whole_and_in_range() {
+        assert_eq!(parse_ticks(b"18446744073709551615", "s"), Ok(u64::MAX));
+        assert!(parse_ticks(b"18446744073709551616", "s").is_err());
+        assert!(parse_ticks(b"-1", "s").is_err());
+        assert!(parse_ticks(b"1.5", "s").is_err());
+        assert!(parse_ticks(b"1e3", "s").is_err());
+    }
+}

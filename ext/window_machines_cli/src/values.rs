@@ -1,0 +1,280 @@
+//! The values aggregators read from files, what Rust cannot hold in the
+//! core's small numbers (Integers past 64 bits, text), and how results are
+//! written.
+
+use std::cmp::Ordering;
+use std::io::Write;
+
+use window_machines_core::{Accumulator, Input, Number, Ops, Stamped};
+
+use crate::json_fields::write_string;
+
+/// What the core holds for the host: an exact Integer past 64 bits, or any
+/// other value as its JSON text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Big(i128),
+    Json(Box<[u8]>),
+}
+
+/// Whether `text` is a number as JSON writes one.
+fn is_number(text: &[u8]) -> bool {
+    let mut at = usize::from(text.first() == Some(&b'-'));
+    let digits = |at: &mut usize| {
+        let start = *at;
+        while text.get(*at).is_some_and(u8::is_ascii_digit) {
+            *at += 1;
+        }
+        *at - start
+    };
+    let leading_zero = text.get(at) == Some(&b'0');
+    let whole = digits(&mut at);
+    if whole == 0 || (leading_zero && whole > 1) {
+        return false;
+    }
+    if text.get(at) == Some(&b'.') {
+        at += 1;
+        if digits(&mut at) == 0 {
+            return false;
+        }
+    }
+    if matches!(text.get(at), Some(b'e' | b'E')) {
+        at += 1;
+        if matches!(text.get(at), Some(b'+' | b'-')) {
+            at += 1;
+        }
+        if digits(&mut at) == 0 {
+            return false;
+        }
+    }
+    at == text.len()
+}
+
+/// The input a number written as `text` gives: exact for Integers, a
+/// Float otherwise. `None` unless `text` is a JSON number.
+#[must_use]
+pub fn number_input(text: &[u8]) -> Option<Input<Value>> {
+    if !is_number(text) {
+        return None;
+    }
+    // A JSON number is ASCII.
+    let text = std::str::from_utf8(text).ok()?;
+    if !text.contains(['.', 'e', 'E']) {
+        if let Ok(int) = text.parse::<i64>() {
+            return Some(Input::Int(int));
+        }
+        if let Ok(big) = text.parse::<i128>() {
+            return Some(Input::Numeric(Value::Big(big)));
+        }
+    }
+    text.parse::<f64>().ok().map(Input::Float)
+}
+
+fn as_int(number: &Number<Value>) -> Option<i128> {
+    match number {
+        Number::Int(int) => Some(i128::from(*int)),
+        Number::Host(Value::Big(big)) => Some(*big),
+        _ => None,
+    }
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn as_float(number: &Number<Value>) -> Option<f64> {
+    match number {
+        Number::Int(int) => Some(*int as f64),
+        Number::Float(float) => Some(*float),
+        Number::Host(Value::Big(big)) => Some(*big as f64),
+        Number::Host(Value::Json(_)) => None,
+    }
+}
+
+fn number_of(input: &Input<Value>) -> Option<Number<Value>> {
+    match input {
+        Input::Int(int) => Some(Number::Int(*int)),
+        Input::Float(float) => Some(Number::Float(*float)),
+        Input::Numeric(big @ Value::Big(_)) => Some(Number::Host(big.clone())),
+        _ => None,
+    }
+}
+
+fn exact(sum: i128) -> Number<Value> {
+    i64::try_from(sum).map_or(Number::Host(Value::Big(sum)), Number::Int)
+}
+
+/// The host's side of the built-in aggregators: Integers past 64 bits, and
+/// comparing them. Custom aggregators do not exist here.
+pub struct FileOps;
+
+impl Ops<Value> for FileOps {
+    type Error = String;
+
+    fn add(&mut self, a: Number<Value>, b: Number<Value>) -> Result<Number<Value>, String> {
+        if let (Some(a), Some(b)) = (as_int(&a), as_int(&b)) {
+            if let Some(sum) = a.checked_add(b) {
+                return Ok(exact(sum));
+            }
+        }
+        match (as_float(&a), as_float(&b)) {
+            (Some(a), Some(b)) => Ok(Number::Float(a + b)),
+            _ => Err("a sum of something that is not a number".to_owned()),
+        }
+    }
+
+    fn compare(&mut self, a: &Input<Value>, b: &Input<Value>) -> Result<Ordering, String> {
+        match (number_of(a), number_of(b)) {
+            (Some(a), Some(b)) => match (as_int(&a), as_int(&b)) {
+                (Some(a), Some(b)) => Ok(a.cmp(&b)),
+                _ => as_float(&a)
+                    .zip(as_float(&b))
+                    .and_then(|(a, b)| a.partial_cmp(&b))
+                    .ok_or_else(|| "numbers that do not compare".to_owned()),
+            },
+            _ => Err("a comparison of something that is not a number".to_owned()),
+        }
+    }
+
+    fn initial(&mut self, _part: usize) -> Result<Value, String> {
+        Err("no custom aggregators".to_owned())
+    }
+
+    fn add_custom(&mut self, _: usize, _: &Value, _: &Input<Value>) -> Result<Value, String> {
+        Err("no custom aggregators".to_owned())
+    }
+
+    fn merge_custom(&mut self, _: usize, _: &Value, _: &Value) -> Result<Value, String> {
+        Err("no custom aggregators".to_owned())
+    }
+}
+
+/// Writes an Integer's digits, with no String in between (writing into a
+/// Vec cannot fail).
+fn write_display(number: impl std::fmt::Display, out: &mut Vec<u8>) {
+    write!(out, "{number}").unwrap_or(());
+}
+
+/// A finite float as JSON, always with a point or an exponent so it reads
+/// back as a float; JSON has no NaN or infinity.
+fn write_float(float: f64, out: &mut Vec<u8>) {
+    if float.is_finite() {
+        // Debug prints the shortest text that reads back exactly, with
+        // ".0" on whole numbers.
+        write!(out, "{float:?}").unwrap_or(());
+    } else {
+        out.extend_from_slice(b"null");
+    }
+}
+
+fn write_number(number: &Number<Value>, out: &mut Vec<u8>) {
+    match number {
+        Number::Int(int) => write_display(int, out),
+        Number::Float(float) => write_float(*float, out),
+        Number::Host(value) => write_value(value, out),
+    }
+}
+
+fn write_value(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Big(big) => write_display(big, out),
+        Value::Json(json) => out.extend_from_slice(json),
+    }
+}
+
+fn write_input(input: &Input<Value>, out: &mut Vec<u8>) {
+    match input {
+        Input::Nil => out.extend_from_slice(b"null"),
+        Input::Int(int) => write_display(int, out),
+        Input::Float(float) => write_float(*float, out),
+        Input::Numeric(value) | Input::Object(value) => write_value(value, out),
+    }
+}
+
+fn write_stamped(stamped: Option<&Stamped<Value>>, out: &mut Vec<u8>) {
+    match stamped {
+        Some(stamped) => write_input(&stamped.input, out),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// An aggregator's result as JSON.
+pub fn write_result(acc: &Accumulator<Value>, out: &mut Vec<u8>) {
+    match acc {
+        Accumulator::Count(count) => write_display(count, out),
+        Accumulator::Sum(sum) => write_number(sum, out),
+        Accumulator::Min(extreme) | Accumulator::Max(extreme) => match extreme {
+            Some(input) => write_input(input, out),
+            None => out.extend_from_slice(b"null"),
+        },
+        Accumulator::Mean { sum, count } =>
+        {
+            #[allow(clippy::cast_precision_loss)]
+            match as_float(sum) {
+                Some(sum) if *count > 0 => write_float(sum / *count as f64, out),
+                _ => out.extend_from_slice(b"null"),
+            }
+        }
+        Accumulator::Collect(inputs) => {
+            out.push(b'[');
+            for (index, stamped) in inputs.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_input(&stamped.input, out);
+            }
+            out.push(b']');
+        }
+        Accumulator::First(stamped) | Accumulator::Last(stamped) => {
+            write_stamped(stamped.as_ref(), out);
+        }
+        Accumulator::Custom(value) => write_value(value, out),
+    }
+}
+
+/// A text cell as the JSON value a file's reader keeps for it.
+#[must_use]
+pub fn json_of_text(text: &[u8]) -> Value {
+    let mut out = Vec::with_capacity(text.len() + 2);
+    write_string(text, &mut out);
+    Value::Json(out.into_boxed_slice())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_exact_where_they_can_be() {
+        assert_eq!(number_input(b"42"), Some(Input::Int(42)));
+        assert_eq!(
+            number_input(b"-170141183460469231731687303715884105728"),
+            Some(Input::Numeric(Value::Big(i128::MIN)))
+        );
+        assert_eq!(number_input(b"1.5e2"), Some(Input::Float(150.0)));
+        assert_eq!(number_input(b"1e999"), Some(Input::Float(f64::INFINITY)));
+        for text in ["", "-", "01", "1.", ".5", "+1", "1e", "nan", "inf", "0x10"] {
+            assert_eq!(number_input(text.as_bytes()), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn sums_past_64_bits_stay_exact() {
+        let sum = FileOps
+            .add(Number::Int(i64::MAX), Number::Int(i64::MAX))
+            .unwrap();
+        let mut out = Vec::new();
+        write_number(&sum, &mut out);
+        assert_eq!(out, b"18446744073709551614");
+        let back = FileOps.add(sum, Number::Int(-i64::MAX)).unwrap();
+        assert_eq!(back, Number::Int(i64::MAX));
+    }
+
+    #[test]
+    fn floats_read_back_as_floats() {
+        let mut out = Vec::new();
+        write_float(12.0, &mut out);
+        out.push(b' ');
+        write_float(0.1 + 0.2, &mut out);
+        out.push(b' ');
+        write_float(f64::NAN, &mut out);
+        assert_eq!(out, b"12.0 0.30000000000000004 null");
+    }
+}

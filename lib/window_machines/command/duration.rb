@@ -1,0 +1,35 @@
+# frozen_string_literal: true
+
+module WindowMachines
+  module Command
+    # Lengths of time as the command line writes them: `500ms`, `30s`,
+    # `30m`, `2h`, `1d`, or a bare number of the time field's own ticks.
+    module Duration
+      # Nanoseconds in each unit.
+      UNITS = {
+        "ns" => 1,
+        "us" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "d" => 86_400_000_000_000
+      }.freeze
+      # A whole number and an optional unit.
+      PATTERN = /\A(\d+)(#{UNITS.keys.join("|")})?\z/
+
+      module_function
+
+      # @param text [String]
+      # @return [Array(String, Integer)] `["ns", nanoseconds]` or
+      #   `["ticks", ticks]`
+      # @raise [OptionParser::InvalidArgument] if `text` is not a duration
+      def parse(text)
+        match = PATTERN.match(text) or
+          raise OptionParser::InvalidArgument, "#{text} (durations look like 500ms, 30s, 30m, 2h, 1d)"
+        amount = Integer(match[1], 10)
+        match[2] ? ["ns", amount * UNITS.fetch(match[2])] : ["ticks", amount]
+      end
+    end
+  end
+end

@@ -1,0 +1,207 @@
+# frozen_string_literal: true
+
+require "json"
+require "optparse"
+require_relative "duration"
+
+module WindowMachines
+  module Command
+    # Reads a subcommand's arguments into the job the native engine runs.
+    class Options
+      # What each subcommand windows by, for its help.
+      SUMMARIES = {
+        "sessions" => "per key sessions: bursts of events no more than --gap apart",
+        "tumbling" => "per key windows of --size, one after another",
+        "hopping" => "per key windows of --size starting every --advance"
+      }.freeze
+      # Aggregators `--agg` takes, and whether each needs a field.
+      AGGREGATORS = {
+        "count" => :optional, "sum" => :required, "min" => :required, "max" => :required,
+        "mean" => :required, "first" => :required, "last" => :required, "collect" => :required
+      }.freeze
+      # Names `--time-format` takes, and the format each means.
+      TIME_FORMATS = {
+        "s" => "s", "seconds" => "s", "ms" => "ms", "milliseconds" => "ms", "us" => "us",
+        "microseconds" => "us", "ns" => "ns", "nanoseconds" => "ns", "iso" => "iso",
+        "iso8601" => "iso", "rfc3339" => "iso", "clock" => "clock"
+      }.freeze
+      # A length of zero, for the ones not given.
+      NO_TIME = ["ticks", 0].freeze
+
+      # @return [Boolean] whether `--help` was asked for
+      attr_reader :help
+      # @return [String] the subcommand's help text
+      attr_reader :usage
+
+      # @param subcommand [String] sessions, tumbling or hopping
+      def initialize(subcommand)
+        @subcommand = subcommand
+        @job = { windows: subcommand.to_sym, keys: [], time: "ts", time_format: nil, lag: NO_TIME,
+                 aggregates: [["count", nil, "count"]], output: nil, late: nil, bad: nil,
+                 skip_bad: false, state: nil, grace: NO_TIME, offset: NO_TIME }
+        @quiet = false
+        @formats = {}
+        @help = false
+        @parser = build_parser
+        @usage = @parser.help
+      end
+
+      # @param argv [Array<String>] the arguments after the subcommand
+      # @param terminal [Boolean] whether standard output is a terminal
+      # @param progress [Boolean] whether standard error is a terminal
+      # @return [Hash] the job for {Command.run_job}
+      # @raise [OptionParser::ParseError] on bad usage
+      def parse(argv, terminal:, progress:)
+        files = @parser.parse(argv)
+        return if @help
+
+        require_lengths
+        @job[:sources] = sources(files.empty? ? ["-"] : files)
+        @job[:output_format] = @formats[:output] || (terminal && @job[:output].nil? ? "table" : "jsonl")
+        @job[:progress] = progress && !@quiet && @job[:sources].all?(&:first)
+        @job.merge(fingerprint: fingerprint)
+      end
+
+      private
+
+      def build_parser
+        OptionParser.new do |parser|
+          parser.banner = "Usage: window_machines #{@subcommand} #{length_synopsis} [options] [FILE...]\n\n" \
+                          "#{SUMMARIES.fetch(@subcommand).capitalize}, from JSON Lines or CSV event files (gzip " \
+                          "too) or standard input,\nwritten out as each closes.\n"
+          parser.separator ""
+          parser.separator "Windows:"
+          length_options(parser)
+          parser.on("--lag DURATION", "Watermark = newest time seen - lag (default 0): " \
+                                      "an event up to lag behind is on time") { |text| @job[:lag] = Duration.parse(text) }
+          parser.separator ""
+          parser.separator "Events:"
+          event_options(parser)
+          parser.separator ""
+          parser.separator "Output:"
+          output_options(parser)
+          parser.separator ""
+          parser.separator <<~NOTES
+            Durations: 500ms, 30s, 30m, 2h, 1d, or a bare number of the time field's ticks.
+            Times: epoch seconds, milliseconds, microseconds or nanoseconds, ISO 8601 with an
+            offset, or a time of day (14:01) for one day's log; detected from the first event
+            unless --time-format says. Results keep the input's form (ISO in UTC).
+            --state: a run stopped by a signal, a crash or bad input resumes where its last
+            checkpoint (taken about every second) left off when started again with the same
+            options. Into an --output file the result is exactly an uninterrupted run's output;
+            into standard output, what closed after the last checkpoint may be written twice.
+            From standard input, a resumed run carries on with what it is given next.
+            Exit status: 0 done, 1 bad input data, 2 bad usage, 128+N stopped by signal N.
+          NOTES
+        end
+      end
+
+      def length_synopsis
+        { "sessions" => "--gap DURATION", "tumbling" => "--size DURATION",
+          "hopping" => "--size DURATION --advance DURATION" }.fetch(@subcommand)
+      end
+
+      def length_options(parser)
+        if @subcommand == "sessions"
+          parser.on("--gap DURATION", "Longest silence inside a session (inclusive)") do |text|
+            @job[:gap] = Duration.parse(text)
+          end
+          return
+        end
+        parser.on("--size DURATION", "Window length") { |text| @job[:size] = Duration.parse(text) }
+        if @subcommand == "hopping"
+          parser.on("--advance DURATION", "Time between window starts") { |text| @job[:advance] = Duration.parse(text) }
+        end
+        parser.on("--grace DURATION", "How long past its end a window waits (default 0)") do |text|
+          @job[:grace] = Duration.parse(text)
+        end
+        parser.on("--offset DURATION", "Windows start at offset + k * step (default 0)") do |text|
+          @job[:offset] = Duration.parse(text)
+        end
+      end
+
+      def event_options(parser)
+        parser.on("--key FIELD", "Key field; repeatable; a.b reads nested objects (default: one key)") do |field|
+          @job[:keys] << field
+        end
+        parser.on("--time FIELD", "Time field (default ts)") { |field| @job[:time] = field }
+        parser.on("--time-format FORMAT", TIME_FORMATS, "s, ms, us, ns, iso or clock (14:01) (default: detected)") do |format|
+          @job[:time_format] = format
+        end
+        parser.on("--agg LIST", "Comma-separated: count, count:F, sum:F, min:F, max:F, mean:F,",
+                  "first:F, last:F, collect:F (default count)") { |list| @job[:aggregates] = aggregates(list) }
+        parser.on("--input-format FORMAT", %w[jsonl csv], "jsonl or csv (default: from the file name)") do |format|
+          @formats[:input] = format
+        end
+        parser.on("--skip-bad", "Count and skip bad lines instead of stopping") { @job[:skip_bad] = true }
+        parser.on("--bad FILE", "Write bad lines there (with --skip-bad)") { |path| @job[:bad] = path }
+        parser.on("--late FILE", "Write late events' lines there") { |path| @job[:late] = path }
+      end
+
+      def output_options(parser)
+        parser.on("--output FILE", "-o", "Write results there (default standard output)") { |path| @job[:output] = path }
+        parser.on("--output-format FORMAT", %w[jsonl csv table],
+                  "jsonl, csv or table (default: table on a terminal, else jsonl)") do |format|
+          @formats[:output] = format
+        end
+        parser.on("--state FILE", "Checkpoint there, and resume from it") { |path| @job[:state] = path }
+        parser.on("--quiet", "-q", "No progress line") { @quiet = true }
+        parser.on("--help", "-h", "This help") { @help = true }
+      end
+
+      def aggregates(list)
+        list.split(",", -1).map do |item|
+          kind, field = item.strip.split(":", 2)
+          need = AGGREGATORS[kind] or
+            raise OptionParser::InvalidArgument, "#{item} (aggregators: #{AGGREGATORS.keys.join(", ")})"
+          raise OptionParser::InvalidArgument, "#{item} (#{kind} needs a field: #{kind}:FIELD)" if need == :required && !field
+          raise OptionParser::InvalidArgument, "#{item} (empty field)" if field && field.empty?
+
+          [kind, field, field ? "#{kind}_#{field}" : kind]
+        end
+      end
+
+      def require_lengths
+        required = { "sessions" => %i[gap], "tumbling" => %i[size], "hopping" => %i[size advance] }
+        missing = required.fetch(@subcommand).reject { |name| @job.key?(name) }
+        raise OptionParser::MissingArgument, missing.map { |name| "--#{name}" }.join(" ") unless missing.empty?
+
+        @job[:advance] = @job[:size] if @subcommand == "tumbling"
+        @job[:gap] ||= NO_TIME
+        @job[:size] ||= NO_TIME
+        @job[:advance] ||= NO_TIME
+        check_lengths
+      end
+
+      # What can be told before the time field's unit is known: lengths in
+      # the same kind of unit compare directly.
+      def check_lengths
+        lengths = @subcommand == "sessions" ? %i[gap] : %i[size advance]
+        lengths.each { |name| raise OptionParser::InvalidArgument, "--#{name} must be positive" if @job[name].last.zero? }
+        return if @subcommand == "sessions"
+
+        size, advance, offset = @job.values_at(:size, :advance, :offset)
+        raise OptionParser::InvalidArgument, "--advance is longer than --size" if comparable(advance, size) && advance.last > size.last
+        return unless comparable(offset, advance) && offset.last >= advance.last
+
+        raise OptionParser::InvalidArgument, "--offset must be shorter than #{@subcommand == "tumbling" ? "--size" : "--advance"}"
+      end
+
+      def comparable(one, other) = one.first == other.first
+
+      def sources(files)
+        files.map do |file|
+          next [nil, @formats[:input] || "jsonl"] if file == "-"
+          raise OptionParser::InvalidArgument, "#{file} (cannot read it)" unless File.file?(file) && File.readable?(file)
+
+          [file, @formats[:input] || (File.basename(file, ".gz").end_with?(".csv") ? "csv" : "jsonl")]
+        end
+      end
+
+      # What a resumed run must share with the run that saved its state.
+      def fingerprint
+        JSON.generate(@job.except(:skip_bad, :bad, :late, :state, :progress))
+      end
+    end
+  end
+end

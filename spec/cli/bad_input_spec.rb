@@ -1,0 +1,204 @@
+# frozen_string_literal: true
+
+# Bad input and bad usage (notes/cli_design.md). Bad input stops the run
+# with `window_machines: FILE:LINE: REASON` and exit 1; with --skip-bad the
+# line is counted, reported at the end, written to --bad FILE as read, and the
+# run goes on (exit 0). Bad usage exits 2. Line numbers are physical lines of
+# each file, from 1, empty lines and a CSV header included.
+RSpec.describe "window_machines bad input and bad usage" do
+  include WindowMachinesSpec::Command
+
+  around do |example|
+    Dir.mktmpdir("window_machines-bad") do |dir|
+      @dir = dir
+      example.run
+    end
+  end
+
+  options = %w[sessions --quiet --gap 10s --key user --agg count,sum:amount].freeze
+
+  epoch_skipped = <<~JSONL
+    {"user":"u2","first":1700000001000,"last":1700000001000,"count":1,"sum_amount":2}
+    {"user":"u1","first":1700000000000,"last":1700000003000,"count":2,"sum_amount":5}
+  JSONL
+  iso_skipped = <<~JSONL
+    {"user":"u2","first":"2026-11-30T10:00:01Z","last":"2026-11-30T10:00:01Z","count":1,"sum_amount":2}
+    {"user":"u1","first":"2026-11-30T10:00:00Z","last":"2026-11-30T10:00:03Z","count":2,"sum_amount":5}
+  JSONL
+  csv_skipped = <<~JSONL
+    {"user":"u1","first":1700000000000,"last":1700000003000,"count":2,"sum_amount":5}
+  JSONL
+
+  # Each fixture has its bad line at line 3 (a CSV file's header is line 1).
+  {
+    "a malformed JSON line" => ["bad_malformed_json.jsonl", epoch_skipped],
+    "a JSON line that is not an object" => ["bad_not_object.jsonl", epoch_skipped],
+    "a CSV row with too many cells" => ["bad_too_many_cells.csv", csv_skipped],
+    "a CSV row with too few cells" => ["bad_too_few_cells.csv", csv_skipped],
+    "a missing time" => ["bad_missing_time.jsonl", epoch_skipped],
+    "a null time" => ["bad_null_time.jsonl", epoch_skipped],
+    "an epoch time that is not a number" => ["bad_unparseable_time.jsonl", epoch_skipped],
+    "a fractional epoch time" => ["bad_fractional_time.jsonl", epoch_skipped],
+    "a negative epoch time" => ["bad_negative_time.jsonl", epoch_skipped],
+    "an epoch time of 2**64 ticks" => ["bad_time_too_large.jsonl", epoch_skipped],
+    "an ISO time without a zone" => ["bad_iso_time.jsonl", iso_skipped],
+    "an ISO time before 1970" => ["bad_iso_before_1970.jsonl", iso_skipped],
+    "an ISO time past 2**64 nanoseconds (in 2600)" => ["bad_iso_after_2554.jsonl", iso_skipped],
+    "a non-number for sum" => ["bad_non_number.jsonl", epoch_skipped]
+  }.each do |kind, (name, skipped)|
+    describe kind do
+      it "stops the run with exit 1 and FILE:LINE: REASON on standard error" do
+        result = run_cli(*options, fixture(name))
+        expect(result.exitstatus).to eq(1), result.describe
+        expect(result.stderr).to match(bad_input_report(fixture(name), 3)), result.describe
+      end
+
+      it "with --skip-bad skips the line, reports the count and writes the line as read to --bad FILE" do
+        bad = File.join(@dir, "bad")
+        result = run_cli(*options, "--skip-bad", "--bad", bad, fixture(name))
+        expect(result).to be_success, result.describe
+        expect(result.stdout).to eq(skipped)
+        expect(bad_count(result.stderr)).to eq(1), result.describe
+        bad_line = fixture_text(name).lines[2]
+        # The contract does not say whether a CSV --bad file starts with the header, as --late's does.
+        header = name.end_with?(".csv") ? fixture_text(name).lines.first : ""
+        expect([bad_line, header + bad_line]).to include(File.binread(bad))
+      end
+    end
+  end
+
+  it "skips and reports every kind of bad line in one file, without letting any of them move the stream time" do
+    bad = File.join(@dir, "bad")
+    result = run_cli(*options, "--skip-bad", "--bad", bad, fixture("bad_mixed.jsonl"))
+    expect(result).to be_success, result.describe
+    # Had line 9 (2**64) or line 10 (a bad sum, far ahead) moved the stream
+    # time, lines 12 and 13 would be late.
+    expect(result.stdout).to eq(<<~JSONL)
+      {"user":"u1","first":1700000000000,"last":1700000005000,"count":2,"sum_amount":4}
+      {"user":"u1","first":1700000999000,"last":1700000999000,"count":1,"sum_amount":4}
+    JSONL
+    expect(result.stderr).to match(/^window_machines: 9 bad lines skipped/)
+    expect(late_count(result.stderr)).to eq(0)
+    expect(File.binread(bad)).to eq(fixture_text("bad_mixed.jsonl").lines[1, 9].join)
+  end
+
+  it "without --skip-bad stops at the first bad line of the mixed file" do
+    result = run_cli(*options, fixture("bad_mixed.jsonl"))
+    expect(result.exitstatus).to eq(1), result.describe
+    expect(result.stderr).to match(bad_input_report(fixture("bad_mixed.jsonl"), 2))
+  end
+
+  ["42", '"text"', "null", "true", "[]"].each do |line|
+    it "calls the JSON line #{line} bad: not an object" do
+      result = run_cli(*options, stdin: %({"ts":1700000000000,"user":"u1"}\n#{line}\n))
+      expect(result.exitstatus).to eq(1), result.describe
+      expect(result.stderr).to match(/^window_machines: .+:2: \S/)
+    end
+  end
+
+  %w[sum mean min max].each do |aggregate|
+    it "calls a non-number bad input for #{aggregate}:F" do
+      result = run_cli("sessions", "--quiet", "--gap", "10s", "--agg", "#{aggregate}:amount", fixture("bad_non_number.jsonl"))
+      expect(result.exitstatus).to eq(1), result.describe
+      expect(result.stderr).to match(bad_input_report(fixture("bad_non_number.jsonl"), 3))
+    end
+  end
+
+  ['true', '{"n":1}', "[1]"].each do |value|
+    it "calls #{value} bad input for sum:F" do
+      input = %({"ts":1700000000000,"amount":1}\n{"ts":1700000001000,"amount":#{value}}\n)
+      result = run_cli("sessions", "--quiet", "--gap", "10s", "--agg", "sum:amount", stdin: input)
+      expect(result.exitstatus).to eq(1), result.describe
+    end
+  end
+
+  it "takes a non-number for count, count:F, first, last and collect" do
+    result = run_cli("sessions", "--quiet", "--gap", "10s", "--agg", "count,count:amount,first:amount,last:amount,collect:amount",
+                     fixture("bad_non_number.jsonl"))
+    expect(result).to be_success, result.describe
+    expect(result.records).to eq(
+      [{ "first" => 1_700_000_000_000, "last" => 1_700_000_003_000, "count" => 4, "count_amount" => 4,
+         "first_amount" => 1, "last_amount" => 4, "collect_amount" => [1, 2, "three", 4] }]
+    )
+  end
+
+  it "counts empty lines in line numbers" do
+    input = %({"ts":1700000000000}\n\n\n{"ts":"soon"}\n)
+    path = write_file(@dir, "blank.jsonl", input)
+    result = run_cli(*options, path)
+    expect(result.exitstatus).to eq(1), result.describe
+    expect(result.stderr).to match(bad_input_report(path, 4))
+  end
+
+  it "numbers lines per file and names the file the bad line is in" do
+    one = write_file(@dir, "one.jsonl", %({"ts":1700000000000}\n{"ts":1700000001000}\n{"ts":1700000002000}\n))
+    two = write_file(@dir, "two.jsonl", %({"ts":1700000003000}\n{"ts":null}\n))
+    result = run_cli(*options, one, two)
+    expect(result.exitstatus).to eq(1), result.describe
+    expect(result.stderr).to match(bad_input_report(two, 2))
+  end
+
+  it "reports a bad line on standard input with its line number" do
+    result = run_cli(*options, stdin: %({"ts":1700000000000}\n{"ts":1700000001000}\n{"ts":\n))
+    expect(result.exitstatus).to eq(1), result.describe
+    expect(result.stderr).to match(/^window_machines: .+:3: \S/)
+  end
+
+  it "has already written what closed before the bad line" do
+    input = %({"ts":1000,"user":"u1","amount":1}\n{"ts":2000,"user":"u1","amount":2}\n{"ts":2001,"user":"u1"\n)
+    result = run_cli(*options, stdin: input)
+    expect(result.exitstatus).to eq(1), result.describe
+    expect(result.records.first).to eq("user" => "u1", "first" => 1000, "last" => 1000, "count" => 1, "sum_amount" => 1)
+  end
+
+  describe "bad usage" do
+    file = WindowMachinesSpec::Command.fixture("windows.jsonl") # epoch seconds
+    {
+      "no arguments" => [],
+      "an unknown subcommand" => ["frobnicate", file],
+      "an unknown option" => ["sessions", "--gap", "10", "--frobnicate", file],
+      "sessions without --gap" => ["sessions", file],
+      "tumbling without --size" => ["tumbling", file],
+      "hopping without --advance" => ["hopping", "--size", "10", file],
+      "hopping without --size" => ["hopping", "--advance", "5", file],
+      "a duration with an unknown unit" => ["sessions", "--gap", "10x", file],
+      "a fractional duration" => ["sessions", "--gap", "1.5s", file],
+      "a negative duration" => ["sessions", "--gap", "-5s", file],
+      "a unit without a number" => ["sessions", "--gap", "s", file],
+      "an empty duration" => ["sessions", "--gap", "", file],
+      "a bad --lag" => ["sessions", "--gap", "10", "--lag", "soon", file],
+      "a bad --grace" => ["tumbling", "--size", "10", "--grace", "2 minutes", file],
+      "a bad --offset" => ["tumbling", "--size", "10", "--offset", "x", file],
+      "a zero --gap" => ["sessions", "--gap", "0", file],
+      "a zero --size" => ["tumbling", "--size", "0", file],
+      "a zero --advance" => ["hopping", "--size", "10", "--advance", "0", file],
+      "500ms with epoch seconds (detected)" => ["sessions", "--gap", "500ms", file],
+      "1500ms with epoch seconds (detected)" => ["tumbling", "--size", "1500ms", file],
+      "a --lag of 500ms with epoch seconds" => ["sessions", "--gap", "10", "--lag", "500ms", file],
+      "500ms with --time-format s" => ["sessions", "--gap", "500ms", "--time-format", "s",
+                                       WindowMachinesSpec::Command.fixture("sessions_ms.jsonl")],
+      "1us with epoch milliseconds" => ["sessions", "--gap", "1us", WindowMachinesSpec::Command.fixture("sessions_ms.jsonl")],
+      "an unknown --time-format" => ["sessions", "--gap", "10", "--time-format", "hours", file],
+      "an unknown --output-format" => ["sessions", "--gap", "10", "--output-format", "xml", file],
+      "an unknown --input-format" => ["sessions", "--gap", "10", "--input-format", "parquet", file],
+      "an unknown aggregate" => ["sessions", "--gap", "10", "--agg", "median:v", file],
+      "sum without a field" => ["sessions", "--gap", "10", "--agg", "sum", file],
+      "an input file that does not exist" => ["sessions", "--gap", "10",
+                                              WindowMachinesSpec::Command.fixture("no-such-file.jsonl")],
+      "an input file that is a directory" => ["sessions", "--gap", "10", WindowMachinesSpec::Command::FIXTURES]
+    }.each do |what, args|
+      it "exits 2 on #{what}, with a message on standard error and no records" do
+        result = run_cli(*args)
+        expect(result.exitstatus).to eq(2), result.describe
+        expect(result.stderr).not_to be_empty
+        expect(result.stdout).to eq("")
+      end
+    end
+
+    it "takes a duration in a larger unit that is a whole number of ticks (2000ms with epoch seconds)" do
+      result = run_cli("sessions", "--quiet", "--gap", "2000ms", file)
+      expect(result).to be_success, result.describe
+      expect(result.stdout).to eq(run_cli("sessions", "--quiet", "--gap", "2", file).stdout)
+    end
+  end
+end

@@ -1,0 +1,295 @@
+# frozen_string_literal: true
+
+require "csv"
+require "pty"
+require "stringio"
+require "zlib"
+
+# Input and output formats of `window_machines` (notes/cli_design.md): JSONL
+# and CSV in, plain or gzipped, from files or standard input; epoch times in
+# every unit and ISO 8601 with offsets; durations; JSONL, CSV and table out.
+RSpec.describe "window_machines input and output formats" do
+  include WindowMachinesSpec::Command
+
+  around do |example|
+    Dir.mktmpdir("window_machines-formats") do |dir|
+      @dir = dir
+      example.run
+    end
+  end
+
+  def run_ok(*args, stdin: nil)
+    result = run_cli(*args, "--quiet", stdin: stdin)
+    expect(result).to be_success, result.describe
+    expect(result.stderr).to eq(""), result.describe
+    result
+  end
+
+  def gzip(text)
+    io = StringIO.new(+"", "wb")
+    writer = Zlib::GzipWriter.new(io)
+    writer.write(text)
+    writer.finish
+    io.string
+  end
+
+  # sessions_ms.jsonl --gap 30s --key user --agg count,sum:amount, worked out in sessions_spec.rb.
+  let(:sessions_ms_output) do
+    <<~JSONL
+      {"user":"u2","first":1700000010000,"last":1700000010000,"count":1,"sum_amount":5}
+      {"user":"u1","first":1700000000000,"last":1700000030000,"count":2,"sum_amount":30}
+      {"user":"u2","first":1700000045000,"last":1700000045000,"count":1,"sum_amount":7}
+      {"user":"u1","first":1700000061000,"last":1700000061000,"count":1,"sum_amount":1}
+      {"user":"u2","first":1700000200000,"last":1700000200000,"count":1,"sum_amount":3}
+    JSONL
+  end
+  let(:sessions_ms_args) { %w[sessions --gap 30s --key user --agg count,sum:amount] }
+
+  # orders.csv with the same options: CSV cells are strings, so the keys are.
+  let(:orders_output) do
+    <<~JSONL
+      {"user":"Smith, J","first":1700000010000,"last":1700000010000,"count":1,"sum_amount":5}
+      {"user":"u1","first":1700000000000,"last":1700000030000,"count":2,"sum_amount":30}
+      {"user":"Smith, J","first":1700000045000,"last":1700000045000,"count":1,"sum_amount":7}
+      {"user":"42","first":1700000050000,"last":1700000050000,"count":1,"sum_amount":1}
+    JSONL
+  end
+
+  describe "epoch times" do
+    # Events at base, base + 1 s and base + 3 s with a 1 s gap: two sessions
+    # when the unit is right, one when it is taken too fine, three too coarse.
+    def unit_probe(base, ticks_per_second, quote: false)
+      [base, base + ticks_per_second, base + (3 * ticks_per_second)]
+        .map { |ts| quote ? %({"ts":"#{ts}"}\n) : %({"ts":#{ts}}\n) }.join
+    end
+
+    def probe_output(base, ticks_per_second)
+      jsonl({ "first" => base, "last" => base + ticks_per_second, "count" => 2 },
+            { "first" => base + (3 * ticks_per_second), "last" => base + (3 * ticks_per_second), "count" => 1 })
+    end
+
+    {
+      "seconds" => [1_700_000_000, 1],
+      "milliseconds" => [1_700_000_000_000, 1_000],
+      "microseconds" => [1_700_000_000_000_000, 1_000_000],
+      "nanoseconds" => [1_700_000_000_000_000_000, 1_000_000_000]
+    }.each do |unit, (base, ticks)|
+      it "detects #{unit} from the first event's size and writes times back as integers in that unit" do
+        result = run_ok("sessions", "--gap", "1s", stdin: unit_probe(base, ticks))
+        expect(result.stdout).to eq(probe_output(base, ticks))
+      end
+
+      it "reads a string of digits as #{unit} and writes it back as a number" do
+        result = run_ok("sessions", "--gap", "1s", stdin: unit_probe(base, ticks, quote: true))
+        expect(result.stdout).to eq(probe_output(base, ticks))
+      end
+    end
+
+    {
+      99_999_999_999 => 1,
+      100_000_000_000 => 1_000,
+      99_999_999_999_999 => 1_000,
+      100_000_000_000_000 => 1_000_000,
+      99_999_999_999_999_999 => 1_000_000,
+      100_000_000_000_000_000 => 1_000_000_000
+    }.each do |base, ticks|
+      it "takes a first timestamp of #{base} as #{ticks} ticks per second" do
+        expect(run_ok("sessions", "--gap", "1s", stdin: unit_probe(base, ticks)).stdout).to eq(probe_output(base, ticks))
+      end
+    end
+
+    {
+      "s" => 1, "seconds" => 1, "ms" => 1_000, "milliseconds" => 1_000, "us" => 1_000_000,
+      "microseconds" => 1_000_000, "ns" => 1_000_000_000, "nanoseconds" => 1_000_000_000
+    }.each do |name, ticks|
+      it "with --time-format #{name} reads epoch times in that unit whatever their size" do
+        base = 1_700_000_000_000
+        result = run_ok("sessions", "--gap", "1s", "--time-format", name, stdin: unit_probe(base, ticks))
+        expect(result.stdout).to eq(probe_output(base, ticks))
+      end
+    end
+
+    it "reads the time from --time, a dotted path" do
+      input = %({"at":{"when":100},"ts":5}\n{"at":{"when":150},"ts":6}\n)
+      expect(run_ok("sessions", "--gap", "10", "--time", "at.when", stdin: input).records)
+        .to eq([{ "first" => 100, "last" => 100, "count" => 1 }, { "first" => 150, "last" => 150, "count" => 1 }])
+    end
+  end
+
+  describe "ISO 8601 times" do
+    let(:iso_output) do
+      <<~JSONL
+        {"user":"ben","first":"2026-11-30T10:00:20Z","last":"2026-11-30T10:00:20Z","count":1}
+        {"user":"ana","first":"2026-11-30T10:00:00Z","last":"2026-11-30T10:00:40.000001Z","count":3}
+        {"user":"ben","first":"2026-11-30T10:05:00.123456789Z","last":"2026-11-30T10:05:00.123456789Z","count":1}
+        {"user":"ana","first":"2026-11-30T10:06:00.500Z","last":"2026-11-30T10:06:00.500Z","count":1}
+      JSONL
+    end
+
+    it "reads offsets (+01:00, -05:00, +0530, z), a space or t for T, and writes UTC with 3, 6 or 9 fraction digits as needed" do
+      result = run_ok("sessions", "--gap", "1m", "--key", "user", fixture("iso_offsets.jsonl"))
+      expect(result.stdout).to eq(iso_output)
+    end
+
+    %w[iso iso8601 rfc3339].each do |name|
+      it "reads the same with --time-format #{name}" do
+        result = run_ok("sessions", "--gap", "1m", "--key", "user", "--time-format", name, fixture("iso_offsets.jsonl"))
+        expect(result.stdout).to eq(iso_output)
+      end
+    end
+
+    it "takes every duration unit, and a bare integer as nanoseconds" do
+      outputs = %w[1m 60s 60000ms 60000000us 60000000000ns 60000000000].to_h do |gap|
+        [gap, run_ok("sessions", "--gap", gap, "--key", "user", fixture("iso_offsets.jsonl")).stdout]
+      end
+      expect(outputs).to eq(outputs.transform_values { iso_output })
+    end
+
+    it "takes hours and days" do
+      input = <<~JSONL
+        {"ts":"2026-11-29T23:59:59.999Z"}
+        {"ts":"2026-11-30T00:00:00Z"}
+        {"ts":"2026-11-30T23:59:59Z"}
+        {"ts":"2026-12-01T00:00:00+01:00"}
+      JSONL
+      expected = jsonl({ "start" => "2026-11-29T00:00:00Z", "end" => "2026-11-30T00:00:00Z", "count" => 1 },
+                       { "start" => "2026-11-30T00:00:00Z", "end" => "2026-12-01T00:00:00Z", "count" => 3 })
+      expect(run_ok("tumbling", "--size", "1d", stdin: input).stdout).to eq(expected)
+      expect(run_ok("tumbling", "--size", "24h", stdin: input).stdout).to eq(expected)
+    end
+  end
+
+  describe "CSV input" do
+    it "reads a CSV file by its header, with RFC 4180 quoting, keys as strings and sum fields as numbers" do
+      result = run_ok(*sessions_ms_args, fixture("orders.csv"))
+      expect(result.stdout).to eq(orders_output)
+    end
+
+    it "reads each CSV file's own header when several are given" do
+      rows = fixture_text("orders.csv").lines.drop(1).map { |line| CSV.parse_line(line) }
+      one = write_file(@dir, "one.csv", "ts,user,amount\n#{rows[0, 3].map(&:to_csv).join}")
+      two = write_file(@dir, "two.csv", "amount,ts,user\n#{rows[3..].map { |ts, user, amount| [amount, ts, user].to_csv }.join}")
+      expect(run_ok(*sessions_ms_args, one, two).stdout).to eq(orders_output)
+    end
+
+    it "reads CSV under any name with --input-format csv, standard input included" do
+      renamed = write_file(@dir, "orders.txt", fixture_text("orders.csv"))
+      expect(run_ok(*sessions_ms_args, "--input-format", "csv", renamed).stdout).to eq(orders_output)
+      expect(run_ok(*sessions_ms_args, "--input-format", "csv", stdin: fixture_text("orders.csv")).stdout)
+        .to eq(orders_output)
+    end
+
+    it "reads JSONL from a file named .csv with --input-format jsonl" do
+      misnamed = write_file(@dir, "events.csv", fixture_text("sessions_ms.jsonl"))
+      expect(run_ok(*sessions_ms_args, "--input-format", "jsonl", misnamed).stdout).to eq(sessions_ms_output)
+    end
+  end
+
+  describe "gzip" do
+    it "reads a .csv.gz file as gzipped CSV" do
+      path = write_file(@dir, "orders.csv.gz", gzip(fixture_text("orders.csv")))
+      expect(run_ok(*sessions_ms_args, path).stdout).to eq(orders_output)
+    end
+
+    it "recognises gzip by its magic bytes whatever the file is called" do
+      plain_name = write_file(@dir, "events.jsonl", gzip(fixture_text("sessions_ms.jsonl")))
+      gz_name = write_file(@dir, "events.jsonl.gz", gzip(fixture_text("sessions_ms.jsonl")))
+      expect(run_ok(*sessions_ms_args, plain_name).stdout).to eq(sessions_ms_output)
+      expect(run_ok(*sessions_ms_args, gz_name).stdout).to eq(sessions_ms_output)
+    end
+
+    it "recognises gzipped standard input" do
+      expect(run_ok(*sessions_ms_args, stdin: gzip(fixture_text("sessions_ms.jsonl"))).stdout).to eq(sessions_ms_output)
+    end
+  end
+
+  describe "standard input and several files" do
+    it "reads standard input as JSONL when no file is given, or for the file -" do
+      expect(run_ok(*sessions_ms_args, stdin: fixture_text("sessions_ms.jsonl")).stdout).to eq(sessions_ms_output)
+      expect(run_ok(*sessions_ms_args, "-", stdin: fixture_text("sessions_ms.jsonl")).stdout).to eq(sessions_ms_output)
+    end
+
+    it "reads - among files in the order given" do
+      lines = fixture_text("sessions_ms.jsonl").lines
+      one = write_file(@dir, "one.jsonl", lines[0, 2].join)
+      three = write_file(@dir, "three.jsonl", lines[4..].join)
+      result = run_ok(*sessions_ms_args, one, "-", three, stdin: lines[2, 2].join)
+      expect(result.stdout).to eq(sessions_ms_output)
+    end
+
+    it "mixes a gzipped JSONL file and a CSV file in one stream" do
+      lines = fixture_text("sessions_ms.jsonl").lines
+      one = write_file(@dir, "one.jsonl", gzip(lines[0, 3].join))
+      two = write_file(@dir, "two.csv", "ts,user,amount\n#{lines[3..].map do |line|
+        event = JSON.parse(line)
+        "#{event['ts']},#{event['user']},#{event['amount']}\n"
+      end.join}")
+      expect(run_ok(*sessions_ms_args, one, two).stdout).to eq(sessions_ms_output)
+    end
+
+    it "skips empty lines silently" do
+      input = fixture_text("sessions_ms.jsonl").lines.flat_map { |line| ["\n", line] }.join + "\n\n"
+      expect(run_ok(*sessions_ms_args, stdin: input).stdout).to eq(sessions_ms_output)
+    end
+  end
+
+  describe "output" do
+    it "writes JSONL to --output FILE and nothing to standard output" do
+      path = File.join(@dir, "out.jsonl")
+      result = run_ok(*sessions_ms_args, "--output", path, fixture("sessions_ms.jsonl"))
+      expect(result.stdout).to eq("")
+      expect(File.read(path)).to eq(sessions_ms_output)
+    end
+
+    it "writes CSV with --output-format csv: a header, then one quoted-as-needed row per record" do
+      result = run_ok(*sessions_ms_args, "--output-format", "csv", fixture("orders.csv"))
+      expect(CSV.parse(result.stdout)).to eq(
+        [%w[user first last count sum_amount],
+         ["Smith, J", "1700000010000", "1700000010000", "1", "5"],
+         %w[u1 1700000000000 1700000030000 2 30],
+         ["Smith, J", "1700000045000", "1700000045000", "1", "7"],
+         %w[42 1700000050000 1700000050000 1 1]]
+      )
+    end
+
+    it "writes CSV to a file too" do
+      path = File.join(@dir, "out.csv")
+      run_ok(*sessions_ms_args, "--output", path, "--output-format", "csv", fixture("orders.csv"))
+      expect(CSV.read(path).first).to eq(%w[user first last count sum_amount])
+      expect(CSV.read(path).size).to eq(5)
+    end
+
+    it "writes a table with --output-format table: the column names, then one row per record" do
+      result = run_ok(*sessions_ms_args, "--output-format", "table", fixture("sessions_ms.jsonl"))
+      lines = result.stdout.lines.map(&:chomp).reject { |line| line.strip.empty? }
+      header = lines.index { |line| line.include?("sum_amount") }
+      expect(header).not_to be_nil, result.stdout
+      expect(lines[header]).to match(/user.*first.*last.*count.*sum_amount/)
+      rows = lines[(header + 1)..].grep(/1700000/)
+      expect(rows.size).to eq(5), result.stdout
+      expect(rows[0]).to match(/u2\D+1700000010000\D+1700000010000\D+1\D+5\b/)
+      expect(rows[1]).to match(/u1\D+1700000000000\D+1700000030000\D+2\D+30\b/)
+      expect(rows[4]).to match(/u2\D+1700000200000\D+1700000200000\D+1\D+3\b/)
+    end
+
+    it "defaults to JSONL when standard output is not a terminal" do
+      expect(run_ok(*sessions_ms_args, fixture("sessions_ms.jsonl")).stdout).to eq(sessions_ms_output)
+    end
+
+    it "defaults to a table when standard output is a terminal" do
+      output = +""
+      PTY.spawn(WindowMachinesSpec::Command::ENV_FOR_CHILD,
+                *command_line(*sessions_ms_args, "--quiet", fixture("sessions_ms.jsonl"))) do |reader, _writer, pid|
+        begin
+          reader.each_line { |line| output << line }
+        rescue Errno::EIO
+          nil # the terminal closed: the command is done
+        end
+        Process.wait(pid)
+      end
+      expect($?).to be_success, output
+      expect(output).to match(/user.*first.*last.*count.*sum_amount/)
+      expect(output).not_to include('{"user"')
+    end
+  end
+end
