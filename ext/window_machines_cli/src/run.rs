@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
 
+use smallvec::SmallVec;
+
 use window_machines_core::{
     Aggregating, Aggregation, ClockMode, EventClock, KeyLookup, KeySlot, KeyedWindows, Part,
     Planned, Prefetch, Refusal, SessionWindows, Shape, Taken, Trail,
@@ -48,7 +50,9 @@ pub struct Summary {
     pub resumed: bool,
 }
 
-type Key = Box<[u8]>;
+/// An event's key as the tracker holds it: short keys (most ids) inline,
+/// so holding one allocates nothing and comparing one reads no more memory.
+type Key = SmallVec<[u8; 24]>;
 
 /// How long to wait for the parser before asking whether to stop.
 const PATIENCE: Duration = Duration::from_millis(100);
@@ -270,7 +274,13 @@ where
             let mut slot = None;
             for (start, end, from, accs) in parts {
                 let restored = tracker
-                    .restore(slot, hash, || key.clone(), (start, end, from), accs)
+                    .restore(
+                        slot,
+                        hash,
+                        || Key::from_slice(&key),
+                        (start, end, from),
+                        accs,
+                    )
                     .map_err(|error| damaged(error.to_string()))?;
                 slot = Some(restored);
             }
@@ -470,12 +480,19 @@ where
                     .map_err(|refusal| refusal_text(&refusal))
                     .and_then(|computed| {
                         tracker
-                            .apply_computed(slot, hash, || key.into(), timestamp, plan, computed)
+                            .apply_computed(
+                                slot,
+                                hash,
+                                || Key::from_slice(key),
+                                timestamp,
+                                plan,
+                                computed,
+                            )
                             .map_err(|error| error.to_string())
                     })
                 } else {
                     tracker
-                        .apply(slot, hash, || key.into(), timestamp, plan, inputs)
+                        .apply(slot, hash, || Key::from_slice(key), timestamp, plan, inputs)
                         .map_err(|refusal| refusal_text(&refusal))
                 };
                 match applied {
@@ -617,7 +634,7 @@ where
 
 /// The slot of `key`, if the tracker holds it.
 fn find<T: KeyLookup<Key = Key>>(tracker: &T, hash: u64, key: &[u8]) -> Option<KeySlot> {
-    tracker.find_key(hash, |held| **held == *key)
+    tracker.find_key(hash, |held| held.as_slice() == key)
 }
 
 fn refusal_text<E: std::fmt::Display>(refusal: &Refusal<E>) -> String {
