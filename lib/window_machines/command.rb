@@ -15,7 +15,8 @@ module WindowMachines
   #   @param job [Hash]
   #   @return [Hash] the counts (`:events`, `:late`, `:bad`, `:results`,
   #     `:first_bad`, `:resumed`), or `{failure:, message:}` where failure
-  #     is `:usage`, `:bad_input`, `:output` or `:broken_pipe`
+  #     is `:usage`, `:bad_input`, `:bad_line` (the state saved),
+  #     `:output` or `:broken_pipe`
   module Command
     # The subcommands, one per kind of window.
     SUBCOMMANDS = Options::SUMMARIES.keys.freeze
@@ -41,6 +42,9 @@ module WindowMachines
     # @param argv [Array<String>]
     # @return [Integer] the exit status
     def self.main(argv)
+      unreadable = argv.find { |argument| !argument.valid_encoding? }
+      return usage_error("#{unreadable.inspect} is not valid UTF-8", USAGE) if unreadable
+
       subcommand, *rest = argv
       case subcommand
       when "--help", "-h" then say(USAGE)
@@ -71,7 +75,9 @@ module WindowMachines
       when :broken_pipe then die_of_broken_pipe
       else
         warn "window_machines: #{outcome[:message]}"
-        warn "window_machines: state saved to #{job[:state]}; run again to resume" if job[:state]
+        if job[:state] && outcome[:failure] == :bad_line
+          warn "window_machines: state saved to #{job[:state]}; run again to resume (--skip-bad to skip the line)"
+        end
         BAD_INPUT
       end
     end

@@ -135,6 +135,7 @@ fn run_job(ruby: &Ruby, options: RHash) -> Result<RHash, Error> {
             let (kind, message) = match failure {
                 Failure::Usage(message) => ("usage", message),
                 Failure::BadInput(message) => ("bad_input", message),
+                Failure::BadLine(message) => ("bad_line", message),
                 Failure::Output {
                     message,
                     broken_pipe,

@@ -30,6 +30,12 @@ impl Columns {
         })
     }
 
+    /// Whether the header has the `field`th wanted field.
+    #[must_use]
+    pub fn has(&self, field: usize) -> bool {
+        self.wanted.get(field).is_some_and(Option::is_some)
+    }
+
     /// Fills `found` with the wanted fields' cells of the row on `line`; a
     /// field missing from the header stays `None`.
     pub fn read<'a>(

@@ -66,12 +66,23 @@ impl EventReader {
 
     /// Starts a CSV file: `header` names its columns.
     pub fn csv_header(&mut self, header: &[u8]) -> Result<(), String> {
-        self.columns = Some(Columns::from_header(header, &self.fields)?);
+        let columns = Columns::from_header(header, &self.fields)?;
+        if !columns.has(self.key_count) {
+            return Err(format!(
+                "the header has no time column {:?}",
+                self.time_field
+            ));
+        }
+        self.columns = Some(columns);
         Ok(())
     }
 
     /// Reads `line` of a file in `format`.
     pub fn read(&mut self, format: InputFormat, line: &[u8]) -> Result<Event<'_>, String> {
+        // Whatever is copied to the output must be text.
+        if std::str::from_utf8(line).is_err() {
+            return Err("the line is not valid UTF-8".to_owned());
+        }
         match format {
             InputFormat::Jsonl => {
                 let mut found = std::mem::take(&mut self.found);
@@ -136,12 +147,16 @@ impl EventReader {
 
     fn timestamp(&mut self, field: Option<Field>) -> Result<(u64, TimeFormat), String> {
         let missing = || format!("time field {:?} is missing", self.time_field);
+        let mut number = false;
         let text: Cow<[u8]> = match field.ok_or_else(missing)? {
             Field::Cell([]) => return Err(missing()),
             Field::Cell(cell) => Cow::Borrowed(cell),
             Field::Json(value) => match value.kind {
                 JsonKind::Null => return Err(missing()),
-                JsonKind::Number => Cow::Borrowed(value.raw),
+                JsonKind::Number => {
+                    number = true;
+                    Cow::Borrowed(value.raw)
+                }
                 JsonKind::String => Cow::Owned(value.text()?),
                 _ => {
                     return Err(format!(
@@ -153,7 +168,7 @@ impl EventReader {
         };
         let format = self
             .time_format
-            .unwrap_or_else(|| TimeFormat::detect(&text));
+            .unwrap_or_else(|| TimeFormat::detect(&text, number));
         let timestamp = format.parse(&text)?;
         self.time_format = Some(format);
         Ok((timestamp, format))

@@ -228,10 +228,16 @@ impl Scan<'_> {
                 }
                 b'\\' => {
                     escaped = true;
-                    self.at += 2;
-                    if self.at > self.text.len() {
-                        return Err(self.problem("unterminated string"));
-                    }
+                    let width = match self.text.get(self.at + 1) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => 2,
+                        Some(b'u')
+                            if hex4(self.text.get(self.at + 2..).unwrap_or(&[])).is_some() =>
+                        {
+                            6
+                        }
+                        _ => return Err(self.problem("bad escape in a string")),
+                    };
+                    self.at += width;
                 }
                 _ => return Err(self.problem("control character in a string")),
             }
@@ -330,8 +336,11 @@ impl Scan<'_> {
 }
 
 fn hex4(text: &[u8]) -> Option<u32> {
-    let digits = std::str::from_utf8(text.get(..4)?).ok()?;
-    u32::from_str_radix(digits, 16).ok()
+    let digits = text.get(..4)?;
+    if !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
 }
 
 /// The contents of a JSON string (between its quotes) with escapes decoded;
@@ -465,6 +474,9 @@ mod tests {
             r#"{"a" 1}"#,
             r#"{"a": "b}"#,
             r#"{"a": [1,]}"#,
+            r#"{"a": "\q"}"#,
+            r#"{"a": "\u12"}"#,
+            r#"{"a": "\u+123"}"#,
             "{\"a\": \"\u{1}\"}",
         ] {
             assert!(read(&["a"], line).is_err(), "{line}");

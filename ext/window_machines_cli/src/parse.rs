@@ -94,8 +94,13 @@ pub fn start(job: &Job, from: Start) -> Receiver<Message> {
             from.time_format,
         );
         for (index, source) in job.sources.iter().enumerate().skip(from.source) {
-            // Standard input carries on with what it is given next.
-            let resume = (index == from.source && source.path.is_some() && from.offset > 0)
+            // Standard input, or a pipe, carries on with what it is given
+            // next; a file is read on from where the checkpoint left it.
+            let is_file = source
+                .path
+                .as_ref()
+                .is_some_and(|path| std::fs::metadata(path).is_ok_and(|meta| meta.is_file()));
+            let resume = (index == from.source && is_file && from.offset > 0)
                 .then_some((from.offset, from.line));
             if let Err(message) = read(&sender, &mut reader, index, source, resume) {
                 // Gone only when the run stopped: nobody is listening.
@@ -121,11 +126,16 @@ fn read(
     let mut lines = Lines::open(source.path.as_deref()).map_err(failed)?;
     let mut header = Vec::new();
     if source.format == InputFormat::Csv {
-        if let Some(line) = lines.next_line().map_err(failed)? {
+        // The header is the first line that is not blank.
+        while let Some(line) = lines.next_line().map_err(failed)? {
+            if line.text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
             header.extend_from_slice(line.text);
             reader
                 .csv_header(line.text)
-                .map_err(|reason| format!("{}:1: {reason}", source.name()))?;
+                .map_err(|reason| format!("{}:{}: {reason}", source.name(), line.number))?;
+            break;
         }
     }
     if let Some((offset, line)) = resume {

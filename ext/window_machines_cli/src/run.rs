@@ -29,8 +29,10 @@ use crate::values::{FileOps, Value};
 pub enum Failure {
     /// The options contradict each other or the input (exit 2).
     Usage(String),
-    /// A line that cannot be taken, or an unreadable input (exit 1).
+    /// An input or state file that cannot be read (exit 1).
     BadInput(String),
+    /// A line that cannot be taken (exit 1); the state was saved, if kept.
+    BadLine(String),
     /// Writing failed; `broken_pipe` when the reader went away.
     Output { message: String, broken_pipe: bool },
     /// Asked to stop (a signal); the state was saved.
@@ -413,7 +415,7 @@ where
                     let at = format!("{source_name}:{}: {reason}", line.number);
                     if !self.job.skip_bad {
                         self.checkpoint()?;
-                        return Err(Failure::BadInput(at));
+                        return Err(Failure::BadLine(at));
                     }
                     self.summary.bad += 1;
                     self.summary.first_bad.get_or_insert(at);
@@ -652,9 +654,15 @@ fn write_line(
     line: &[u8],
 ) -> Result<(), Failure> {
     let written = (|| {
-        if format == InputFormat::Csv && sink.is_empty() {
+        // Rows of a CSV file whose header differs from the one above them
+        // (several inputs) get theirs first.
+        let header_differs = sink
+            .csv_header()
+            .is_some_and(|written| written != csv_header);
+        if format == InputFormat::Csv && (sink.is_empty() || header_differs) {
             sink.write(csv_header)?;
             sink.write(b"\n")?;
+            sink.set_csv_header(csv_header);
         }
         sink.write(line)?;
         sink.write(b"\n")

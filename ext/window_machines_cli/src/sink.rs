@@ -10,6 +10,8 @@ pub struct Sink {
     writer: BufWriter<Box<dyn Write>>,
     written: u64,
     path: Option<PathBuf>,
+    /// The CSV header this run last wrote, for files of input lines.
+    csv_header: Option<Vec<u8>>,
 }
 
 impl Sink {
@@ -20,6 +22,7 @@ impl Sink {
             writer: BufWriter::with_capacity(1 << 16, Box::new(io::stdout())),
             written: 0,
             path: None,
+            csv_header: None,
         }
     }
 
@@ -28,24 +31,29 @@ impl Sink {
     pub fn file(path: &Path, length: Option<u64>) -> io::Result<Sink> {
         let mut options = OpenOptions::new();
         options.write(true).create(true);
-        let file: File = options.open(path)?;
+        let mut file: File = options.open(path)?;
         let length = length.unwrap_or(0);
-        if file.metadata()?.len() < length {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!(
-                    "{} is shorter than the state file says it was",
-                    path.display()
-                ),
-            ));
+        let metadata = file.metadata()?;
+        // A device or a pipe (/dev/null, /dev/stdout) is written as it is.
+        if metadata.is_file() {
+            if metadata.len() < length {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "{} is shorter than the state file says it was; remove the state \
+                         file to start over",
+                        path.display()
+                    ),
+                ));
+            }
+            file.set_len(length)?;
+            io::Seek::seek(&mut file, io::SeekFrom::Start(length))?;
         }
-        file.set_len(length)?;
-        let mut file = file;
-        io::Seek::seek(&mut file, io::SeekFrom::Start(length))?;
         Ok(Sink {
             writer: BufWriter::with_capacity(1 << 16, Box::new(file)),
             written: length,
             path: Some(path.to_path_buf()),
+            csv_header: None,
         })
     }
 
@@ -65,6 +73,15 @@ impl Sink {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.written == 0
+    }
+
+    #[must_use]
+    pub fn csv_header(&self) -> Option<&[u8]> {
+        self.csv_header.as_deref()
+    }
+
+    pub fn set_csv_header(&mut self, header: &[u8]) {
+        self.csv_header = Some(header.to_vec());
     }
 
     /// Hands what is buffered to the operating system, so it survives the

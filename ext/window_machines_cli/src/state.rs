@@ -8,6 +8,7 @@ use std::path::Path;
 
 use window_machines_core::{Accumulator, Accumulators, Input, Number, Stamped};
 
+use crate::keys;
 use crate::timestamps::TimeFormat;
 use crate::values::Value;
 
@@ -238,6 +239,8 @@ pub fn save(
             }
         }
     }
+    let checksum = keys::hash(&out.0);
+    out.u64(checksum);
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(".tmp");
     {
@@ -382,13 +385,22 @@ pub fn load(path: &Path) -> Result<Option<Saved>, String> {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(format!("{}: {error}", path.display())),
     };
-    let mut input = Decoder { bytes: &bytes };
-    if input.take(MAGIC.len())? != MAGIC {
+    if !bytes.starts_with(MAGIC) {
         return Err(format!(
             "{} is not a window_machines state file",
             path.display()
         ));
     }
+    // Damage that still decodes is caught here.
+    let (body, checksum) = bytes
+        .split_at_checked(bytes.len().saturating_sub(8))
+        .ok_or_else(damaged)?;
+    if checksum != keys::hash(body).to_le_bytes() {
+        return Err(damaged());
+    }
+    let mut input = Decoder {
+        bytes: &body[MAGIC.len()..],
+    };
     let fingerprint = String::from_utf8(input.bytes()?.to_vec()).map_err(|_| damaged())?;
     let format_name = input.bytes()?;
     let time_format = if format_name.is_empty() {
@@ -499,11 +511,17 @@ mod tests {
         assert_eq!((saved.clock_time, saved.tracker_late), (Some(50), 2));
         assert_eq!(saved.keys[0].0.as_ref(), b"key");
         assert_eq!(saved.keys[0].1, vec![(0, 60, Some(3), accs)]);
-        // Every truncation is refused, none panics.
+        // Every truncation and every flipped bit is refused, none panics.
         let bytes = fs::read(&path).unwrap();
         for length in 0..bytes.len() {
             fs::write(&path, &bytes[..length]).unwrap();
             assert!(load(&path).is_err(), "{length}");
+        }
+        for bit in 0..bytes.len() * 8 {
+            let mut flipped = bytes.clone();
+            flipped[bit / 8] ^= 1 << (bit % 8);
+            fs::write(&path, &flipped).unwrap();
+            assert!(load(&path).is_err(), "{bit}");
         }
         fs::remove_dir_all(&dir).unwrap();
     }

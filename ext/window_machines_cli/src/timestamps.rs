@@ -63,8 +63,17 @@ impl TimeFormat {
     /// of a string) is in, as the first event's time decides it: text that
     /// is not all digits is a time of day when it starts like one (`14:01`),
     /// ISO otherwise; epoch values are told apart by magnitude.
+    /// A JSON `number` is always an epoch value, told by the digits of its
+    /// whole part (so that `1.5` is refused as not whole, not as not ISO).
     #[must_use]
-    pub fn detect(text: &[u8]) -> TimeFormat {
+    pub fn detect(text: &[u8], number: bool) -> TimeFormat {
+        if number {
+            let whole = text
+                .iter()
+                .take_while(|byte| byte.is_ascii_digit() || **byte == b'-');
+            let digits: Vec<u8> = whole.copied().filter(u8::is_ascii_digit).collect();
+            return TimeFormat::by_magnitude(&digits);
+        }
         let colon = text.iter().position(|&byte| byte == b':');
         if matches!(colon, Some(1 | 2)) && text[..colon.unwrap_or(0)].iter().all(u8::is_ascii_digit)
         {
@@ -73,7 +82,12 @@ impl TimeFormat {
         if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
             return TimeFormat::Iso;
         }
-        let digits = text.iter().skip_while(|&&digit| digit == b'0').count();
+        TimeFormat::by_magnitude(text)
+    }
+
+    /// The epoch unit of a number with these whole digits.
+    fn by_magnitude(digits: &[u8]) -> TimeFormat {
+        let digits = digits.iter().skip_while(|&&digit| digit == b'0').count();
         match digits {
             0..=11 => TimeFormat::Seconds,
             12..=14 => TimeFormat::Millis,
@@ -428,8 +442,8 @@ mod tests {
 
     #[test]
     fn times_of_day_read_and_write() {
-        assert_eq!(TimeFormat::detect(b"14:01"), TimeFormat::Clock);
-        assert_eq!(TimeFormat::detect(b"9:05:30.25"), TimeFormat::Clock);
+        assert_eq!(TimeFormat::detect(b"14:01", false), TimeFormat::Clock);
+        assert_eq!(TimeFormat::detect(b"9:05:30.25", false), TimeFormat::Clock);
         assert_eq!(parse_clock(b"14:01"), Ok(50_460_000_000_000));
         let mut out = Vec::new();
         write_clock(parse_clock(b"9:05:30.25").unwrap(), &mut out);
@@ -441,14 +455,31 @@ mod tests {
 
     #[test]
     fn epoch_units_are_told_by_magnitude() {
-        assert_eq!(TimeFormat::detect(b"1764500000"), TimeFormat::Seconds);
-        assert_eq!(TimeFormat::detect(b"1764500000123"), TimeFormat::Millis);
-        assert_eq!(TimeFormat::detect(b"1764500000123456"), TimeFormat::Micros);
         assert_eq!(
-            TimeFormat::detect(b"1764500000123456789"),
+            TimeFormat::detect(b"1764500000", false),
+            TimeFormat::Seconds
+        );
+        assert_eq!(
+            TimeFormat::detect(b"1764500000123", false),
+            TimeFormat::Millis
+        );
+        assert_eq!(
+            TimeFormat::detect(b"1764500000123456", false),
+            TimeFormat::Micros
+        );
+        assert_eq!(
+            TimeFormat::detect(b"1764500000123456789", false),
             TimeFormat::Nanos
         );
-        assert_eq!(TimeFormat::detect(b"2026-11-30T10:00:00Z"), TimeFormat::Iso);
+        assert_eq!(
+            TimeFormat::detect(b"2026-11-30T10:00:00Z", false),
+            TimeFormat::Iso
+        );
+        assert_eq!(
+            TimeFormat::detect(b"1764500000.5", true),
+            TimeFormat::Seconds
+        );
+        assert_eq!(TimeFormat::detect(b"1E2", true), TimeFormat::Seconds);
     }
 
     #[test]

@@ -15,6 +15,9 @@ module WindowMachines
         "h" => 3_600_000_000_000,
         "d" => 86_400_000_000_000
       }.freeze
+      # The longest length each kind holds: 2**64-1 ticks, and nanoseconds
+      # enough for 2**64-1 seconds.
+      LONGEST = { "ticks" => (2**64) - 1, "ns" => ((2**64) - 1) * UNITS.fetch("s") }.freeze
       # A whole number and an optional unit.
       PATTERN = /\A(\d+)(#{UNITS.keys.join("|")})?\z/
 
@@ -28,7 +31,10 @@ module WindowMachines
         match = PATTERN.match(text) or
           raise OptionParser::InvalidArgument, "#{text} (durations look like 500ms, 30s, 30m, 2h, 1d)"
         amount = Integer(match[1], 10)
-        match[2] ? ["ns", amount * UNITS.fetch(match[2])] : ["ticks", amount]
+        length = match[2] ? ["ns", amount * UNITS.fetch(match[2])] : ["ticks", amount]
+        raise OptionParser::InvalidArgument, "#{text} (too long)" if length.last > LONGEST.fetch(length.first)
+
+        length
       end
     end
   end

@@ -57,6 +57,8 @@ module WindowMachines
 
         require_lengths
         @job[:sources] = sources(files.empty? ? ["-"] : files)
+        check_files
+        check_columns
         @job[:output_format] = @formats[:output] || (terminal && @job[:output].nil? ? "table" : "jsonl")
         @job[:progress] = progress && !@quiet && @job[:sources].all?(&:first)
         @job.merge(fingerprint: fingerprint)
@@ -192,10 +194,37 @@ module WindowMachines
       def sources(files)
         files.map do |file|
           next [nil, @formats[:input] || "jsonl"] if file == "-"
-          raise OptionParser::InvalidArgument, "#{file} (cannot read it)" unless File.file?(file) && File.readable?(file)
+          raise OptionParser::InvalidArgument, "#{file} (cannot read it)" if File.directory?(file) || !File.readable?(file)
 
           [file, @formats[:input] || (File.basename(file, ".gz").end_with?(".csv") ? "csv" : "jsonl")]
         end
+      end
+
+      # Refuses a file written to that is also read or written otherwise: an
+      # output would empty an input before it is read, and two writers would
+      # interleave.
+      def check_files
+        written = @job.values_at(:output, :late, :bad, :state).compact
+        files = written + @job[:sources].filter_map(&:first)
+        files.combination(2) do |one, other|
+          next unless (written.include?(one) || written.include?(other)) && same_file?(one, other)
+
+          raise OptionParser::InvalidArgument, "#{one} and #{other} are the same file"
+        end
+      end
+
+      def same_file?(one, other)
+        return true if File.expand_path(one) == File.expand_path(other)
+
+        File.exist?(one) && File.exist?(other) && File.identical?(one, other)
+      end
+
+      # Refuses two columns of one name, which a JSON object cannot hold.
+      def check_columns
+        times = @subcommand == "sessions" ? %w[first last] : %w[start end]
+        columns = @job[:keys] + times + @job[:aggregates].map(&:last)
+        repeated = columns.tally.select { |_, count| count > 1 }.keys
+        raise OptionParser::InvalidArgument, "two columns named #{repeated.join(", ")}" unless repeated.empty?
       end
 
       # What a resumed run must share with the run that saved its state.

@@ -1,0 +1,156 @@
+# frozen_string_literal: true
+
+# What an adversarial run of the command found: files that are the same
+# file, names that collide, lengths and arguments past what fits, text that
+# is not text, damaged state, outputs that are devices, inputs that are
+# pipes, several CSV inputs with different headers.
+RSpec.describe "window_machines against hostile input" do
+  include WindowMachinesSpec::Command
+
+  around do |example|
+    Dir.mktmpdir("window_machines-hostile") do |dir|
+      @dir = dir
+      example.run
+    end
+  end
+
+  def path(name) = File.join(@dir, name)
+
+  def write(name, text)
+    File.binwrite(path(name), text)
+    path(name)
+  end
+
+  let(:events) { write("events.jsonl", %({"ts":1,"k":"a"}\n{"ts":5,"k":"a"}\n{"ts":40,"k":"b"}\n)) }
+
+  describe "files written over files in use" do
+    it "refuses an output that is an input, and leaves the input alone" do
+      before = File.binread(events)
+      %w[--output --late].each do |option|
+        result = run_cli("sessions", "--gap", "10", option, events, events)
+        expect(result.exitstatus).to eq(2), result.describe
+        expect(result.stderr).to include("are the same file")
+      end
+      result = run_cli("sessions", "--gap", "10", "--skip-bad", "--bad", events, events)
+      expect(result.exitstatus).to eq(2), result.describe
+      expect(File.binread(events)).to eq(before)
+    end
+
+    it "refuses a state file that is also the output, and two outputs in one file" do
+      output = path("out.jsonl")
+      [["--output", output, "--state", output], ["--output", output, "--late", output]].each do |options|
+        result = run_cli("sessions", "--gap", "10", *options, events)
+        expect(result.exitstatus).to eq(2), result.describe
+      end
+    end
+
+    it "reads the same input twice when asked to" do
+      result = run_cli("tumbling", "--size", "100", events, events)
+      expect(result.exitstatus).to eq(0), result.describe
+      # The window [0, 100) is still open when the second reading starts.
+      expect(result.records).to eq([{ "start" => 0, "end" => 100, "count" => 6 }])
+    end
+  end
+
+  it "refuses two columns of one name" do
+    [%w[--key k --key k], %w[--key first], %w[--agg count,count]].each do |options|
+      result = run_cli("sessions", "--gap", "10", *options, events)
+      expect(result.exitstatus).to eq(2), result.describe
+      expect(result.stderr).to include("two columns named")
+    end
+  end
+
+  it "refuses lengths past 2**64-1 ticks, or seconds, as usage errors" do
+    ["18446744073709551616", "#{"9" * 40}d"].each do |length|
+      result = run_cli("sessions", "--gap", length, events)
+      expect(result.exitstatus).to eq(2), result.describe
+      expect(result.stderr).to include("too long")
+      expect(result.stderr).not_to include("from ")
+    end
+  end
+
+  it "refuses an argument that is not UTF-8 without a backtrace" do
+    result = run_cli("sessions", "--gap", "10", "--key", "\xFF".b, events)
+    expect(result.exitstatus).to eq(2), result.describe
+    expect(result.stderr).to include("not valid UTF-8")
+  end
+
+  describe "lines that are not text" do
+    {
+      "invalid UTF-8" => %({"ts":1,"x":"\xFF\xFE"}\n).b,
+      "an unknown escape" => %({"ts":1,"x":"\\q"}\n),
+      "a short unicode escape" => %({"ts":1,"x":"\\u12"}\n)
+    }.each do |what, line|
+      it "stops at a line with #{what}, as bad input, and never copies it out" do
+        input = write("bad.jsonl", line)
+        result = run_cli("sessions", "--gap", "10", "--agg", "collect:x", input)
+        expect(result.exitstatus).to eq(1), result.describe
+        expect(result.stderr).to include("bad.jsonl:1:")
+        expect(result.stdout).to eq("")
+      end
+    end
+
+    it "stops at a CSV cell that is not UTF-8" do
+      input = write("bad.csv", "ts,k\n1,\xFF\n".b)
+      result = run_cli("sessions", "--gap", "10", "--key", "k", input)
+      expect(result.exitstatus).to eq(1), result.describe
+      expect(result.stderr).to include("bad.csv:2: the line is not valid UTF-8")
+    end
+  end
+
+  it "says an epoch number with a fraction or an exponent is not whole, not that it is not ISO" do
+    input = write("float.jsonl", %({"ts":1.5}\n))
+    result = run_cli("sessions", "--gap", "10", input)
+    expect(result.exitstatus).to eq(1), result.describe
+    expect(result.stderr).to include("is not a whole number of seconds")
+  end
+
+  it "writes to a device as it is" do
+    result = run_cli("sessions", "--gap", "10", "--output", "/dev/null", events)
+    expect(result.exitstatus).to eq(0), result.describe
+  end
+
+  it "reads a named pipe" do
+    fifo = path("events.fifo")
+    File.mkfifo(fifo)
+    writer = Thread.new { File.binwrite(fifo, File.binread(events)) }
+    result = run_cli("tumbling", "--size", "100", "--input-format", "jsonl", fifo)
+    writer.join
+    expect(result.exitstatus).to eq(0), result.describe
+    expect(result.records).to eq([{ "start" => 0, "end" => 100, "count" => 3 }])
+  end
+
+  describe "CSV headers" do
+    it "refuses a header without the time column at the header's line" do
+      input = write("no_time.csv", "\nwhen,k\n1,a\n")
+      result = run_cli("sessions", "--gap", "10", input)
+      expect(result.exitstatus).to eq(1), result.describe
+      expect(result.stderr).to include("no_time.csv:2: the header has no time column \"ts\"")
+    end
+
+    it "writes each input's header above its late rows" do
+      first = write("one.csv", "ts,k\n10,a\n1,b\n")
+      second = write("two.csv", "k,ts,extra\nc,2,x\n")
+      late = path("late.csv")
+      result = run_cli("sessions", "--gap", "3", "--late", late, first, second)
+      expect(result.exitstatus).to eq(0), result.describe
+      expect(File.read(late)).to eq("ts,k\n1,b\nk,ts,extra\nc,2,x\n")
+    end
+  end
+
+  it "refuses a state file that was damaged, and says nothing was saved" do
+    input = write("bad_line.jsonl", %({"ts":1}\n{"ts":2}\nnot json\n{"ts":3}\n))
+    state = path("state")
+    output = path("out.jsonl")
+    first = run_cli("sessions", "--gap", "10", "--state", state, "--output", output, input)
+    expect(first.exitstatus).to eq(1), first.describe
+    expect(first.stderr).to include("state saved")
+    bytes = File.binread(state)
+    bytes.setbyte(bytes.bytesize / 2, bytes.getbyte(bytes.bytesize / 2) ^ 1)
+    File.binwrite(state, bytes)
+    again = run_cli("sessions", "--gap", "10", "--state", state, "--output", output, "--skip-bad", input)
+    expect(again.exitstatus).to eq(1), again.describe
+    expect(again.stderr).to include("the state file is damaged")
+    expect(again.stderr).not_to include("state saved")
+  end
+end
