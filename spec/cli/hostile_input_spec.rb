@@ -138,6 +138,16 @@ RSpec.describe "window_machines against hostile input" do
     end
   end
 
+  it "refuses to resume over an input whose lines already read have changed" do
+    input = write("edited.jsonl", %({"ts":1,"k":"a"}\n{"ts":2,"k":"b"}\nnot json\n{"ts":3,"k":"c"}\n))
+    options = ["sessions", "--gap", "10", "--key", "k", "--state", path("state"), "--output", path("out.jsonl")]
+    expect(run_cli(*options, input).exitstatus).to eq(1)
+    File.binwrite(input, File.binread(input).sub('"k":"a"', '"k":"z"'))
+    result = run_cli(*options, "--skip-bad", input)
+    expect(result.exitstatus).to eq(1), result.describe
+    expect(result.stderr).to include("are not what the state file's run read")
+  end
+
   it "refuses a state file that was damaged, and says nothing was saved" do
     input = write("bad_line.jsonl", %({"ts":1}\n{"ts":2}\nnot json\n{"ts":3}\n))
     state = path("state")

@@ -41,8 +41,9 @@ pub enum Outcome {
 pub struct Line {
     /// Its number in its input, from 1.
     pub number: u64,
-    /// Bytes of the input consumed through it.
+    /// Bytes of the input consumed through it, and their CRC-32.
     pub offset: u64,
+    pub crc: u32,
     /// Its text, in the batch's `bytes`.
     pub text: Range<usize>,
     pub outcome: Outcome,
@@ -57,6 +58,7 @@ pub enum Message {
         header: Vec<u8>,
         offset: u64,
         line: u64,
+        crc: u32,
     },
     /// Lines of the current input, and how many bytes of its file have been
     /// read so far.
@@ -77,6 +79,8 @@ pub struct Start {
     pub source: usize,
     pub offset: u64,
     pub line: u64,
+    /// The CRC-32 of the input through `offset`, as first read.
+    pub crc: u32,
     pub time_format: Option<TimeFormat>,
 }
 
@@ -100,8 +104,11 @@ pub fn start(job: &Job, from: Start) -> Receiver<Message> {
                 .path
                 .as_ref()
                 .is_some_and(|path| std::fs::metadata(path).is_ok_and(|meta| meta.is_file()));
-            let resume = (index == from.source && is_file && from.offset > 0)
-                .then_some((from.offset, from.line));
+            let resume = (index == from.source && is_file && from.offset > 0).then_some((
+                from.offset,
+                from.line,
+                from.crc,
+            ));
             if let Err(message) = read(&sender, &mut reader, index, source, resume) {
                 // Gone only when the run stopped: nobody is listening.
                 let _ignored = sender.send(Message::Failed(message));
@@ -120,7 +127,7 @@ fn read(
     reader: &mut EventReader,
     index: usize,
     source: &Source,
-    resume: Option<(u64, u64)>,
+    resume: Option<(u64, u64, u32)>,
 ) -> Result<(), String> {
     let failed = |error: std::io::Error| format!("{}: {error}", source.name());
     let mut lines = Lines::open(source.path.as_deref()).map_err(failed)?;
@@ -138,14 +145,22 @@ fn read(
             break;
         }
     }
-    if let Some((offset, line)) = resume {
+    if let Some((offset, line, crc)) = resume {
         lines.skip_to(offset, line).map_err(failed)?;
+        if lines.crc() != crc {
+            return Err(format!(
+                "{}: the first {offset} bytes are not what the state file's run read; \
+                 remove the state file to start over",
+                source.name()
+            ));
+        }
     }
     let start = Message::Start {
         source: index,
         header,
         offset: lines.offset,
         line: lines.line,
+        crc: lines.crc(),
     };
     if sender.send(start).is_err() {
         return Ok(());
@@ -205,6 +220,7 @@ impl Batch {
         self.lines.push(Line {
             number: line.number,
             offset: line.offset,
+            crc: line.crc,
             text: text_range,
             outcome,
         });

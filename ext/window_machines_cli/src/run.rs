@@ -301,6 +301,7 @@ where
                 source: usize::try_from(self.progress.source).unwrap_or(usize::MAX),
                 offset: self.progress.offset,
                 line: self.progress.line,
+                crc: self.progress.crc,
                 time_format: self.time_format,
             },
         );
@@ -332,6 +333,7 @@ where
                     header,
                     offset,
                     line,
+                    crc,
                 } => {
                     let input = &self.job.sources[source];
                     source_name = input.name();
@@ -340,6 +342,7 @@ where
                     self.progress.source = source as u64;
                     self.progress.offset = offset;
                     self.progress.line = line;
+                    self.progress.crc = crc;
                 }
                 parse::Message::Lines {
                     bytes,
@@ -356,6 +359,7 @@ where
                     self.progress.source += 1;
                     self.progress.offset = 0;
                     self.progress.line = 0;
+                    self.progress.crc = 0;
                 }
                 parse::Message::Failed(message) => return Err(Failure::BadInput(message)),
             }
@@ -426,6 +430,7 @@ where
             }
             self.progress.offset = line.offset;
             self.progress.line = line.number;
+            self.progress.crc = line.crc;
         }
         Ok(())
     }

@@ -6,6 +6,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use flate2::bufread::MultiGzDecoder;
+use flate2::Crc;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 const CHUNK: usize = 1 << 20;
@@ -17,6 +18,8 @@ pub struct LineRead<'a> {
     pub text: &'a [u8],
     pub number: u64,
     pub offset: u64,
+    /// The CRC-32 of the input through it.
+    pub crc: u32,
 }
 
 /// Reads lines out of large chunks, without a copy per line.
@@ -31,6 +34,9 @@ pub struct Lines {
     pub offset: u64,
     /// The number of the last line returned, from 1.
     pub line: u64,
+    /// A CRC-32 of the bytes consumed, so a resumed run can tell whether
+    /// what it skips is what was read before.
+    crc: Crc,
     /// Bytes read from the file itself, for progress.
     compressed: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
@@ -79,6 +85,7 @@ impl Lines {
             eof: false,
             offset: 0,
             line: 0,
+            crc: Crc::new(),
             compressed: Some(count),
         })
     }
@@ -116,12 +123,14 @@ impl Lines {
                     line_start += BYTE_ORDER_MARK.len();
                 }
                 self.offset += (next - self.start) as u64;
+                self.crc.update(&self.buffer[self.start..next]);
                 self.start = next;
                 self.line += 1;
                 return Ok(Some(LineRead {
                     text: &self.buffer[line_start..end],
                     number: self.line,
                     offset: self.offset,
+                    crc: self.crc.sum(),
                 }));
             }
             self.fill()?;
@@ -168,13 +177,20 @@ impl Lines {
                 self.fill()?;
                 continue;
             }
-            let step = wanted.min(buffered);
-            // step <= buffered, which is a usize.
-            self.start += usize::try_from(step).unwrap_or(usize::MAX);
-            self.offset += step;
+            // At most what is buffered, which is a usize.
+            let step = usize::try_from(wanted.min(buffered)).unwrap_or(usize::MAX);
+            self.crc.update(&self.buffer[self.start..self.start + step]);
+            self.start += step;
+            self.offset += step as u64;
         }
         self.line = line;
         Ok(())
+    }
+
+    /// The CRC-32 of what was consumed so far.
+    #[must_use]
+    pub fn crc(&self) -> u32 {
+        self.crc.sum()
     }
 }
 
@@ -191,6 +207,7 @@ mod tests {
             eof: false,
             offset: 0,
             line: 0,
+            crc: Crc::new(),
             compressed: None,
         }
     }
@@ -219,8 +236,12 @@ mod tests {
 
     #[test]
     fn skips_to_a_recorded_offset() {
+        let mut read = lines_of(b"one\ntwo\nthree\n");
+        read.next_line().unwrap();
+        let crc = read.next_line().unwrap().unwrap().crc;
         let mut lines = lines_of(b"one\ntwo\nthree\n");
         lines.skip_to(8, 2).unwrap();
+        assert_eq!(lines.crc(), crc);
         assert_eq!(text(&mut lines), Some(b"three".to_vec()));
         assert_eq!(lines.line, 3);
         assert!(lines_of(b"one\n").skip_to(9, 1).is_err());
