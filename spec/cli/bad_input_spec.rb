@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Bad input and bad usage (notes/cli_design.md). Bad input stops the run
+# Bad input and bad usage (README › From the shell). Bad input stops the run
 # with `window_machines: FILE:LINE: REASON` and exit 1; with --skip-bad the
 # line is counted, reported at the end, written to --bad FILE as read, and the
 # run goes on (exit 0). Bad usage exits 2. Line numbers are physical lines of
@@ -8,12 +8,7 @@
 RSpec.describe "window_machines bad input and bad usage" do
   include WindowMachinesSpec::Command
 
-  around do |example|
-    Dir.mktmpdir("window_machines-bad") do |dir|
-      @dir = dir
-      example.run
-    end
-  end
+  include_context "in a temporary directory"
 
   options = %w[sessions --quiet --gap 10s --key user --agg count,sum:amount].freeze
 

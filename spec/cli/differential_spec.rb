@@ -20,12 +20,7 @@ RSpec.describe "window_machines against the plain-Ruby model" do
   aggregates = "count,count:v,sum:v,min:v,max:v,mean:v,first:v,last:v,collect:v"
   rounds = 5
 
-  around do |example|
-    Dir.mktmpdir("window_machines-differential") do |dir|
-      @dir = dir
-      example.run
-    end
-  end
+  include_context "in a temporary directory"
 
   def key_fields(style)
     { none: [], one: ["user"], nested: ["u.id"], two: %w[user region] }.fetch(style)

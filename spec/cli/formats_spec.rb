@@ -5,25 +5,13 @@ require "pty"
 require "stringio"
 require "zlib"
 
-# Input and output formats of `window_machines` (notes/cli_design.md): JSONL
+# Input and output formats of `window_machines` (README › From the shell): JSONL
 # and CSV in, plain or gzipped, from files or standard input; epoch times in
 # every unit and ISO 8601 with offsets; durations; JSONL, CSV and table out.
 RSpec.describe "window_machines input and output formats" do
   include WindowMachinesSpec::Command
 
-  around do |example|
-    Dir.mktmpdir("window_machines-formats") do |dir|
-      @dir = dir
-      example.run
-    end
-  end
-
-  def run_ok(*args, stdin: nil)
-    result = run_cli(*args, "--quiet", stdin: stdin)
-    expect(result).to be_success, result.describe
-    expect(result.stderr).to eq(""), result.describe
-    result
-  end
+  include_context "in a temporary directory"
 
   def gzip(text)
     io = StringIO.new(+"", "wb")

@@ -1,7 +1,7 @@
 # frozen_string_literal: true
 
 # `window_machines --help`, `--version` and `SUBCOMMAND --help`
-# (notes/cli_design.md): help goes to standard output with exit 0.
+# (README › From the shell): help goes to standard output with exit 0.
 RSpec.describe "window_machines help and version" do
   include WindowMachinesSpec::Command
 

@@ -7,12 +7,7 @@
 RSpec.describe "window_machines against hostile input" do
   include WindowMachinesSpec::Command
 
-  around do |example|
-    Dir.mktmpdir("window_machines-hostile") do |dir|
-      @dir = dir
-      example.run
-    end
-  end
+  include_context "in a temporary directory"
 
   def path(name) = File.join(@dir, name)
 

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Out-of-order and late events (notes/cli_design.md): with stream time S
+# Out-of-order and late events (README › From the shell): with stream time S
 # (the largest timestamp seen), a session event is late iff ts < S - lag, and
 # a window event iff every window holding it has end + grace <= S - lag. Late
 # events are counted, reported on standard error and written to --late FILE
@@ -8,18 +8,10 @@
 RSpec.describe "window_machines late events" do
   include WindowMachinesSpec::Command
 
-  around do |example|
-    Dir.mktmpdir("window_machines-lateness") do |dir|
-      @dir = dir
-      example.run
-    end
-  end
+  include_context "in a temporary directory"
 
-  def run_ok(*args, stdin: nil)
-    result = run_cli(*args, "--quiet", stdin: stdin)
-    expect(result).to be_success, result.describe
-    result
-  end
+  # Late events are reported on standard error.
+  def run_ok(*args, stdin: nil) = super(*args, stdin: stdin, silent: false)
 
   def late_lines(*numbers, from: "late.jsonl") = numbers.map { |number| fixture_text(from).lines[number - 1] }.join
 

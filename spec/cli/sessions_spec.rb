@@ -1,15 +1,10 @@
 # frozen_string_literal: true
 
-# `window_machines sessions` on small hand-checked inputs (notes/cli_design.md).
+# `window_machines sessions` on small hand-checked inputs (README › From the shell).
 RSpec.describe "window_machines sessions" do
   include WindowMachinesSpec::Command
 
-  around do |example|
-    Dir.mktmpdir("window_machines-sessions") do |dir|
-      @dir = dir
-      example.run
-    end
-  end
+  include_context "in a temporary directory"
 
   def sessions(*args, stdin: nil)
     result = run_cli("sessions", "--quiet", *args, stdin: stdin)

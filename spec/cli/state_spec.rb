@@ -3,7 +3,7 @@
 require "fileutils"
 require "zlib"
 
-# --state FILE (notes/cli_design.md): checkpoints about every second and when
+# --state FILE (README › From the shell): checkpoints about every second and when
 # the run stops (SIGINT, SIGTERM, bad input); a run given an existing state
 # resumes, cutting --output, --late and --bad back to the recorded lengths, so
 # that after any stop (SIGKILL included) and resume those files are exactly

@@ -1,18 +1,11 @@
 # frozen_string_literal: true
 
 # `window_machines tumbling` and `hopping` on small hand-checked inputs
-# (notes/cli_design.md). Windows are [start, end); records with the same end
+# (README › From the shell). Windows are [start, end); records with the same end
 # but different keys may come in any order, so those are compared through
 # `canonical` (sorted by end, then key) after checking the ends are in order.
 RSpec.describe "window_machines tumbling and hopping" do
   include WindowMachinesSpec::Command
-
-  def run_ok(*args, stdin: nil)
-    result = run_cli(*args, "--quiet", stdin: stdin)
-    expect(result).to be_success, result.describe
-    expect(result.stderr).to eq(""), result.describe
-    result
-  end
 
   def expect_windows(records, expected, keys)
     ends = records.map { |record| record["end"] }

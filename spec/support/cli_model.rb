@@ -3,7 +3,7 @@
 require "json"
 
 module WindowMachinesSpec
-  # What `window_machines` (notes/cli_design.md) should write for a stream of
+  # What `window_machines` (README › From the shell) should write for a stream of
   # events, in plain Ruby and written for obviousness: every window or
   # session keeps its events and every aggregate is recomputed from them.
   #

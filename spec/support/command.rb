@@ -6,7 +6,7 @@ require "rbconfig"
 require "tmpdir"
 
 module WindowMachinesSpec
-  # Runs the real `exe/window_machines` (notes/cli_design.md) in a fresh Ruby
+  # Runs the real `exe/window_machines` (README › From the shell) in a fresh Ruby
   # loading this checkout's lib/, the way a user's shell would, and hands back
   # what it wrote. RUBYOPT is cleared so that `rake spec:typecheck`'s RBS
   # hooks (and Bundler's) stay out of the child.
@@ -47,6 +47,15 @@ module WindowMachinesSpec
 
       # The file's bytes, nil when it does not exist.
       def read(name) = File.exist?(public_send(name)) ? File.binread(public_send(name)) : nil
+    end
+
+    # Runs the command quietly and expects it to succeed and, unless it
+    # may report late events, to say nothing on standard error.
+    def run_ok(*args, stdin: nil, silent: true)
+      result = run_cli(*args, "--quiet", stdin: stdin)
+      expect(result).to be_success, result.describe
+      expect(result.stderr).to eq(""), result.describe if silent
+      result
     end
 
     module_function
@@ -139,6 +148,16 @@ module WindowMachinesSpec
       records.each_with_index.sort_by do |record, index|
         [record[end_column], JSON.generate(key_columns.map { |column| record[column] }), index]
       end.map(&:first)
+    end
+  end
+end
+
+# Each example in a directory of its own, `@dir`, removed after.
+RSpec.shared_context "in a temporary directory" do
+  around do |example|
+    Dir.mktmpdir("window_machines-cli") do |dir|
+      @dir = dir
+      example.run
     end
   end
 end

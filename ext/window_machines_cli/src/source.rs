@@ -4,6 +4,8 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use flate2::bufread::MultiGzDecoder;
 use flate2::Crc;
@@ -38,20 +40,19 @@ pub struct Lines {
     /// what it skips is what was read before.
     crc: Crc,
     /// Bytes read from the file itself, for progress.
-    compressed: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    compressed: Option<Arc<AtomicU64>>,
 }
 
 /// Counts the bytes a reader has given, for a progress line.
 struct Counting<R> {
     inner: R,
-    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    count: Arc<AtomicU64>,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
         let read = self.inner.read(buffer)?;
-        self.count
-            .fetch_add(read as u64, std::sync::atomic::Ordering::Relaxed);
+        self.count.fetch_add(read as u64, Ordering::Relaxed);
         Ok(read)
     }
 }
@@ -59,7 +60,7 @@ impl<R: Read> Read for Counting<R> {
 impl Lines {
     /// The file at `path`, or standard input for `None`.
     pub fn open(path: Option<&Path>) -> io::Result<Lines> {
-        let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let count = Arc::new(AtomicU64::new(0));
         let raw: Box<dyn Read> = match path {
             Some(path) => Box::new(File::open(path)?),
             None => Box::new(io::stdin()),
@@ -68,7 +69,7 @@ impl Lines {
             CHUNK,
             Counting {
                 inner: raw,
-                count: std::sync::Arc::clone(&count),
+                count: Arc::clone(&count),
             },
         );
         let gzip = buffered.fill_buf()?.starts_with(&GZIP_MAGIC);
@@ -77,17 +78,21 @@ impl Lines {
         } else {
             Box::new(buffered)
         };
-        Ok(Lines {
+        Ok(Lines::reading(reader, CHUNK, Some(count)))
+    }
+
+    fn reading(reader: Box<dyn Read>, chunk: usize, compressed: Option<Arc<AtomicU64>>) -> Lines {
+        Lines {
             reader,
-            buffer: vec![0; CHUNK],
+            buffer: vec![0; chunk],
             start: 0,
             end: 0,
             eof: false,
             offset: 0,
             line: 0,
             crc: Crc::new(),
-            compressed: Some(count),
-        })
+            compressed,
+        }
     }
 
     /// Bytes read from the file so far (compressed, for a gzip file).
@@ -95,7 +100,7 @@ impl Lines {
     pub fn bytes_read(&self) -> u64 {
         self.compressed
             .as_ref()
-            .map_or(0, |count| count.load(std::sync::atomic::Ordering::Relaxed))
+            .map_or(0, |count| count.load(Ordering::Relaxed))
     }
 
     /// Whether the next line is already read, so that getting it will not
@@ -199,17 +204,7 @@ mod tests {
     use super::*;
 
     fn lines_of(bytes: &[u8]) -> Lines {
-        Lines {
-            reader: Box::new(io::Cursor::new(bytes.to_vec())),
-            buffer: vec![0; 4],
-            start: 0,
-            end: 0,
-            eof: false,
-            offset: 0,
-            line: 0,
-            crc: Crc::new(),
-            compressed: None,
-        }
+        Lines::reading(Box::new(io::Cursor::new(bytes.to_vec())), 4, None)
     }
 
     fn text(lines: &mut Lines) -> Option<Vec<u8>> {
