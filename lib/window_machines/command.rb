@@ -13,7 +13,7 @@ module WindowMachines
   #   Runs a job built by {Options#parse}, defined by the extension. Signals
   #   that arrive meanwhile are raised once the state is saved.
   #   @param job [Hash]
-  #   @return [Hash] the counts (`:events`, `:late`, `:bad`, `:results`,
+  #   @return [Hash] the counts (`:events`, `:late`, `:outside`, `:bad`, `:results`,
   #     `:first_bad`, `:resumed`), or `{failure:, message:}` where failure
   #     is `:usage`, `:bad_input`, `:bad_line` (the state saved),
   #     `:output` or `:broken_pipe`
@@ -83,8 +83,10 @@ module WindowMachines
     end
 
     def self.report(job, outcome)
-      late, bad = outcome.values_at(:late, :bad)
-      warn "window_machines: #{plural(late, "late event")}#{" written to #{job[:late]}" if job[:late]}" if late.positive?
+      late, outside, bad = outcome.values_at(:late, :outside, :bad)
+      written = (" written to #{job[:late]}" if job[:late])
+      warn "window_machines: #{plural(late, "late event")}#{written}" if late.positive?
+      warn "window_machines: #{plural(outside, "event")} before the first window (--offset)#{written}" if outside.positive?
       if bad.positive?
         warn "window_machines: #{plural(bad, "bad line")} skipped (first: #{outcome[:first_bad]})" \
              "#{"; written to #{job[:bad]}" if job[:bad]}"

@@ -100,6 +100,16 @@ RSpec.describe "window_machines against hostile input" do
     expect(result.stderr).to include("is not a whole number of seconds")
   end
 
+  it "counts events before the first window apart from late ones" do
+    input = write("early.jsonl", %({"ts":1}\n{"ts":2}\n{"ts":20}\n))
+    late = path("late.jsonl")
+    result = run_cli("tumbling", "--size", "10", "--offset", "3", "--late", late, input)
+    expect(result.exitstatus).to eq(0), result.describe
+    expect(result.records).to eq([{ "start" => 13, "end" => 23, "count" => 1 }])
+    expect(result.stderr).to eq("window_machines: 2 events before the first window (--offset) written to #{late}\n")
+    expect(File.read(late)).to eq(%({"ts":1}\n{"ts":2}\n))
+  end
+
   it "writes to a device as it is" do
     result = run_cli("sessions", "--gap", "10", "--output", "/dev/null", events)
     expect(result.exitstatus).to eq(0), result.describe

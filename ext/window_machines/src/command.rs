@@ -122,6 +122,7 @@ fn run_job(ruby: &Ruby, options: RHash) -> Result<RHash, Error> {
         Ok(summary) => {
             result.aset(ruby.to_symbol("events"), summary.events)?;
             result.aset(ruby.to_symbol("late"), summary.late)?;
+            result.aset(ruby.to_symbol("outside"), summary.outside)?;
             result.aset(ruby.to_symbol("bad"), summary.bad)?;
             result.aset(ruby.to_symbol("results"), summary.results)?;
             result.aset(ruby.to_symbol("first_bad"), summary.first_bad)?;

@@ -44,6 +44,8 @@ pub enum Failure {
 pub struct Summary {
     pub events: u64,
     pub late: u64,
+    /// Events before the first window, which no window holds.
+    pub outside: u64,
     pub bad: u64,
     /// Windows or sessions written.
     pub results: u64,
@@ -121,6 +123,8 @@ pub fn run(job: &Job, stop: &mut dyn FnMut() -> bool) -> Result<Summary, Failure
 enum Fate {
     Taken,
     Late,
+    /// Before the first window (below the offset): no window holds it.
+    Outside,
     Bad(String),
 }
 
@@ -222,6 +226,7 @@ where
             summary: Summary {
                 events: progress.events,
                 late: progress.late,
+                outside: progress.outside,
                 bad: progress.bad,
                 resumed: saved.is_some(),
                 ..Summary::default()
@@ -408,9 +413,13 @@ where
             match fate {
                 None => {}
                 Some(Fate::Taken) => self.summary.events += 1,
-                Some(Fate::Late) => {
+                Some(fate @ (Fate::Late | Fate::Outside)) => {
                     self.summary.events += 1;
-                    self.summary.late += 1;
+                    if matches!(fate, Fate::Late) {
+                        self.summary.late += 1;
+                    } else {
+                        self.summary.outside += 1;
+                    }
                     if let Some(late) = &mut self.late {
                         write_line(late, format, &self.csv_header, text)?;
                     }
@@ -468,7 +477,7 @@ where
         let slot = find(tracker, hash, key);
         let fate = match tracker.plan(slot, timestamp) {
             Err(error) => Fate::Bad(error.to_string()),
-            Ok(Planned::Nowhere) => Fate::Late,
+            Ok(Planned::Nowhere) => Fate::Outside,
             Ok(Planned::Late { .. }) => {
                 tracker.count_late();
                 Fate::Late
@@ -559,6 +568,7 @@ where
         self.flush()?;
         self.progress.events = self.summary.events;
         self.progress.late = self.summary.late;
+        self.progress.outside = self.summary.outside;
         self.progress.bad = self.summary.bad;
         self.progress.output = self.output.length();
         self.progress.late_file = self.late.as_ref().and_then(Sink::length);

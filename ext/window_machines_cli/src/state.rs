@@ -25,6 +25,7 @@ pub struct Progress {
     pub crc: u32,
     pub events: u64,
     pub late: u64,
+    pub outside: u64,
     pub bad: u64,
     /// Lengths of the output, late and bad files (`None`: not a file).
     pub output: Option<u64>,
@@ -218,6 +219,7 @@ pub fn save(
         u64::from(progress.crc),
         progress.events,
         progress.late,
+        progress.outside,
         progress.bad,
     ] {
         out.u64(value);
@@ -419,6 +421,7 @@ pub fn load(path: &Path) -> Result<Option<Saved>, String> {
         crc: u32::try_from(input.u64()?).map_err(|_| damaged())?,
         events: input.u64()?,
         late: input.u64()?,
+        outside: input.u64()?,
         bad: input.u64()?,
         ..Progress::default()
     };
