@@ -246,12 +246,11 @@ where
 
     /// The tracker, made once the time format is known.
     fn tracker(&mut self, format: TimeFormat) -> Result<&mut T, Failure> {
-        if self.tracker.is_none() {
-            self.tracker = Some((self.make)(format).map_err(Failure::Usage)?);
+        let make = &self.make;
+        match &mut self.tracker {
+            Some(tracker) => Ok(tracker),
+            none => Ok(none.insert(make(format).map_err(Failure::Usage)?)),
         }
-        self.tracker
-            .as_mut()
-            .ok_or_else(|| Failure::Usage("no tracker".to_owned()))
     }
 
     fn restore(&mut self, saved: Saved) -> Result<(), Failure> {
@@ -369,6 +368,13 @@ where
                 parse::Message::Failed(message) => return Err(Failure::BadInput(message)),
             }
         }
+        // The parser hangs up after the last input, or after saying why it
+        // stopped; anything else must not pass for the end of the input.
+        if self.progress.source < self.job.sources.len() as u64 {
+            return Err(Failure::BadInput(
+                "reading the input stopped unexpectedly".to_owned(),
+            ));
+        }
         self.finish()
     }
 
@@ -467,13 +473,8 @@ where
     fn take(&mut self, bytes: &[u8], event: &parse::Parsed) -> Result<Fate, Failure> {
         let key = &bytes[event.key.clone()];
         let (timestamp, hash, inputs) = (event.timestamp, event.hash, &event.inputs);
-        let tracker = match self.tracker.as_mut() {
-            Some(tracker) => tracker,
-            None => self
-                .tracker
-                .insert((self.make)(event.time_format).map_err(Failure::Usage)?),
-        };
         self.time_format = Some(event.time_format);
+        let tracker = self.tracker(event.time_format)?;
         let slot = find(tracker, hash, key);
         let fate = match tracker.plan(slot, timestamp) {
             Err(error) => Fate::Bad(error.to_string()),

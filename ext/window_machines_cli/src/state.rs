@@ -404,7 +404,7 @@ pub fn load(path: &Path) -> Result<Option<Saved>, String> {
         return Err(damaged());
     }
     let mut input = Decoder {
-        bytes: &body[MAGIC.len()..],
+        bytes: body.get(MAGIC.len()..).ok_or_else(damaged)?,
     };
     let fingerprint = String::from_utf8(input.bytes()?.to_vec()).map_err(|_| damaged())?;
     let format_name = input.bytes()?;
