@@ -1,0 +1,213 @@
+//! Each parsed line through the tracker, and what it closes written out.
+
+use window_machines_core::{Aggregating, KeyLookup, KeySlot, Planned, Prefetch, Refusal, Taken};
+
+use super::{output_failure, Failure, Fate, Key, Runner, BUCKET_AHEAD, ENTRY_AHEAD};
+use crate::job::InputFormat;
+use crate::parse;
+use crate::sink::Sink;
+use crate::timestamps::TimeFormat;
+use crate::values::{FileOps, Value};
+
+impl<T, F> Runner<'_, T, F>
+where
+    T: Aggregating<Key, Value>,
+    F: Fn(TimeFormat) -> Result<T, String>,
+{
+    /// Takes a batch of parsed lines in order; stops at a bad line unless
+    /// bad lines are skipped.
+    pub(super) fn take_lines(
+        &mut self,
+        bytes: &[u8],
+        lines: &[parse::Line],
+        source_name: &str,
+        format: InputFormat,
+    ) -> Result<(), Failure> {
+        for (index, line) in lines.iter().enumerate() {
+            self.prefetch(lines, index);
+            let text = &bytes[line.text.clone()];
+            let fate = match &line.outcome {
+                parse::Outcome::Blank => None,
+                parse::Outcome::Bad(reason) => Some(Fate::Bad(reason.clone())),
+                parse::Outcome::Event(event) => Some(self.take(bytes, event)?),
+            };
+            match fate {
+                None => {}
+                Some(Fate::Taken) => self.summary.events += 1,
+                Some(fate @ (Fate::Late | Fate::Outside)) => {
+                    self.summary.events += 1;
+                    if matches!(fate, Fate::Late) {
+                        self.summary.late += 1;
+                    } else {
+                        self.summary.outside += 1;
+                    }
+                    if let Some(late) = &mut self.late {
+                        write_line(late, format, &self.csv_header, text)?;
+                    }
+                }
+                Some(Fate::Bad(reason)) => {
+                    let at = format!("{source_name}:{}: {reason}", line.number);
+                    if !self.job.skip_bad {
+                        self.checkpoint()?;
+                        return Err(Failure::BadLine(at));
+                    }
+                    self.summary.bad += 1;
+                    self.summary.first_bad.get_or_insert(at);
+                    if let Some(bad) = &mut self.bad {
+                        write_line(bad, format, &self.csv_header, text)?;
+                    }
+                }
+            }
+            self.progress.offset = line.offset;
+            self.progress.line = line.number;
+            self.progress.crc = line.crc;
+        }
+        Ok(())
+    }
+
+    /// Starts loading what the events a few lines on will look up, so their
+    /// cache misses overlap this one's work.
+    pub(super) fn prefetch(&self, lines: &[parse::Line], index: usize) {
+        let Some(tracker) = &self.tracker else {
+            return;
+        };
+        let hash_at = |ahead: usize| match lines.get(index + ahead).map(|line| &line.outcome) {
+            Some(parse::Outcome::Event(event)) => Some(event.hash),
+            _ => None,
+        };
+        if let Some(hash) = hash_at(BUCKET_AHEAD) {
+            tracker.prefetch(hash, Prefetch::Bucket);
+        }
+        if let Some(hash) = hash_at(ENTRY_AHEAD) {
+            tracker.prefetch(hash, Prefetch::Entry);
+        }
+    }
+
+    /// Puts one parsed event into the tracker, then writes whatever that
+    /// closed.
+    pub(super) fn take(&mut self, bytes: &[u8], event: &parse::Parsed) -> Result<Fate, Failure> {
+        let key = &bytes[event.key.clone()];
+        let (timestamp, hash, inputs) = (event.timestamp, event.hash, &event.inputs);
+        self.time_format = Some(event.time_format);
+        let tracker = self.tracker(event.time_format)?;
+        let slot = find(tracker, hash, key);
+        let fate = match tracker.plan(slot, timestamp) {
+            Err(error) => Fate::Bad(error.to_string()),
+            Ok(Planned::Nowhere) => Fate::Outside,
+            Ok(Planned::Late { .. }) => {
+                tracker.count_late();
+                Fate::Late
+            }
+            Ok(Planned::Go(plan)) => {
+                let applied = if tracker.needs_ops(slot, plan, inputs) {
+                    let planned = tracker.planned_accs(slot, plan, inputs);
+                    T::compute(
+                        tracker.aggregation(),
+                        plan,
+                        planned,
+                        timestamp,
+                        inputs,
+                        &mut FileOps,
+                    )
+                    .map_err(|refusal| refusal_text(&refusal))
+                    .and_then(|computed| {
+                        tracker
+                            .apply_computed(
+                                slot,
+                                hash,
+                                || Key::from_slice(key),
+                                timestamp,
+                                plan,
+                                computed,
+                            )
+                            .map_err(|error| error.to_string())
+                    })
+                } else {
+                    tracker
+                        .apply(slot, hash, || Key::from_slice(key), timestamp, plan, inputs)
+                        .map_err(|refusal| refusal_text(&refusal))
+                };
+                match applied {
+                    Ok(_) => Fate::Taken,
+                    Err(reason) => Fate::Bad(reason),
+                }
+            }
+        };
+        if matches!(fate, Fate::Taken) {
+            self.hand_over(true)?;
+        }
+        Ok(fate)
+    }
+
+    /// Writes every closed window (every window, unless `closed_only`).
+    pub(super) fn hand_over(&mut self, closed_only: bool) -> Result<(), Failure> {
+        let Some(tracker) = self.tracker.as_mut() else {
+            return Ok(());
+        };
+        let Some(format) = self.time_format else {
+            return Ok(());
+        };
+        while let Some(taken) = tracker.take(closed_only) {
+            let handover = match taken {
+                Taken::Ready(handover) => handover,
+                Taken::NeedsHost(pending) => {
+                    let merged = tracker
+                        .aggregation()
+                        .merge_all(pending.parts.clone(), &mut FileOps)
+                        .map_err(Failure::BadInput)?
+                        .unwrap_or_default();
+                    tracker.take_merged(&pending, merged).ok_or_else(|| {
+                        Failure::BadInput("a window changed while merged".to_owned())
+                    })?
+                }
+            };
+            self.records
+                .write(
+                    &mut self.output,
+                    &handover.key,
+                    [handover.start, handover.end],
+                    format,
+                    &handover.accs,
+                )
+                .map_err(|error| output_failure(&error))?;
+            self.summary.results += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The slot of `key`, if the tracker holds it.
+pub(super) fn find<T: KeyLookup<Key = Key>>(tracker: &T, hash: u64, key: &[u8]) -> Option<KeySlot> {
+    tracker.find_key(hash, |held| held.as_slice() == key)
+}
+
+fn refusal_text<E: std::fmt::Display>(refusal: &Refusal<E>) -> String {
+    match refusal {
+        Refusal::NotNumeric { kind } => format!("{} takes numbers only", kind.name()),
+        Refusal::Host(error) => error.to_string(),
+    }
+}
+
+/// Writes an input line to a late or bad file, a CSV file's header first.
+pub(super) fn write_line(
+    sink: &mut Sink,
+    format: InputFormat,
+    csv_header: &[u8],
+    line: &[u8],
+) -> Result<(), Failure> {
+    let written = (|| {
+        // Rows of a CSV file whose header differs from the one above them
+        // (several inputs) get theirs first.
+        let header_differs = sink
+            .csv_header()
+            .is_some_and(|written| written != csv_header);
+        if format == InputFormat::Csv && (sink.is_empty() || header_differs) {
+            sink.write(csv_header)?;
+            sink.write(b"\n")?;
+            sink.set_csv_header(csv_header);
+        }
+        sink.write(line)?;
+        sink.write(b"\n")
+    })();
+    written.map_err(|error| output_failure(&error))
+}

@@ -1,0 +1,103 @@
+//! Taking up a stopped run from its state file, and writing that file.
+
+use std::path::Path;
+
+use window_machines_core::Aggregating;
+
+use super::events::find;
+use super::{Failure, Key, Runner};
+use crate::keys;
+use crate::sink::Sink;
+use crate::state::{self, Saved, Tracked};
+use crate::timestamps::TimeFormat;
+use crate::values::Value;
+
+impl<T, F> Runner<'_, T, F>
+where
+    T: Aggregating<Key, Value>,
+    F: Fn(TimeFormat) -> Result<T, String>,
+{
+    pub(super) fn restore(&mut self, saved: Saved) -> Result<(), Failure> {
+        let damaged = |why: String| {
+            Failure::BadInput(format!(
+                "{}: the state file does not fit these options: {why}",
+                self.job.state.as_deref().unwrap_or(Path::new("")).display()
+            ))
+        };
+        let Some(format) = saved.time_format else {
+            return if saved.keys.is_empty() {
+                Ok(())
+            } else {
+                Err(damaged("windows held before any event".to_owned()))
+            };
+        };
+        let key_count = self.job.keys.len();
+        let tracker = self.tracker(format)?;
+        for (key, parts) in saved.keys {
+            if !keys::is_key(&key, key_count) {
+                return Err(damaged("a key that is not one".to_owned()));
+            }
+            let hash = keys::hash(&key);
+            if find(tracker, hash, &key).is_some() {
+                return Err(damaged("a key given twice".to_owned()));
+            }
+            let mut slot = None;
+            for (start, end, from, accs) in parts {
+                let restored = tracker
+                    .restore(
+                        slot,
+                        hash,
+                        || Key::from_slice(&key),
+                        (start, end, from),
+                        accs,
+                    )
+                    .map_err(|error| damaged(error.to_string()))?;
+                slot = Some(restored);
+            }
+        }
+        tracker
+            .finish_restore()
+            .map_err(|error| damaged(error.to_string()))?;
+        tracker.restore_counts(saved.clock_time, saved.tracker_late);
+        Ok(())
+    }
+
+    /// Saves the state, with every output handed to the system first so
+    /// the lengths it records are on disk.
+    pub(super) fn checkpoint(&mut self) -> Result<(), Failure> {
+        let Some(path) = self.job.state.clone() else {
+            return self.flush();
+        };
+        self.flush()?;
+        self.progress.events = self.summary.events;
+        self.progress.late = self.summary.late;
+        self.progress.outside = self.summary.outside;
+        self.progress.bad = self.summary.bad;
+        self.progress.output = self.output.length();
+        self.progress.late_file = self.late.as_ref().and_then(Sink::length);
+        self.progress.bad_file = self.bad.as_ref().and_then(Sink::length);
+        let checkpoint = self.tracker.as_ref().map(|tracker| Tracked {
+            clock_time: tracker.clock().time(),
+            late: tracker.late_count(),
+            keys: tracker
+                .checkpoint()
+                .into_iter()
+                .map(|(key, parts)| {
+                    let key: &[u8] = key;
+                    (key, parts)
+                })
+                .collect(),
+        });
+        state::save(
+            &path,
+            &self.job.fingerprint,
+            self.time_format,
+            &self.progress,
+            checkpoint.as_ref(),
+        )
+        .map_err(|error| Failure::Output {
+            message: format!("{}: {error}", path.display()),
+            broken_pipe: false,
+        })
+    }
+}
