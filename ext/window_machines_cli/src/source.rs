@@ -36,6 +36,8 @@ pub struct Lines {
     pub offset: u64,
     /// The number of the last line returned, from 1.
     pub line: u64,
+    /// The buffer index of the next line break, once searched for.
+    newline: Option<usize>,
     /// A CRC-32 of the bytes consumed, so a resumed run can tell whether
     /// what it skips is what was read before.
     crc: Crc,
@@ -90,6 +92,7 @@ impl Lines {
             eof: false,
             offset: 0,
             line: 0,
+            newline: None,
             crc: Crc::new(),
             compressed,
         }
@@ -105,17 +108,26 @@ impl Lines {
 
     /// Whether the next line is already read, so that getting it will not
     /// wait for the input.
-    #[must_use]
-    pub fn has_line_ready(&self) -> bool {
-        memchr::memchr(b'\n', &self.buffer[self.start..self.end]).is_some()
+    pub fn has_line_ready(&mut self) -> bool {
+        self.next_newline().is_some()
+    }
+
+    /// Where the next line break is in the buffer, searched for once per
+    /// line whoever asks first.
+    fn next_newline(&mut self) -> Option<usize> {
+        if self.newline.is_none() {
+            self.newline =
+                memchr::memchr(b'\n', &self.buffer[self.start..self.end]).map(|at| self.start + at);
+        }
+        self.newline
     }
 
     /// The next line, without its line break, with its number and where
     /// it ends; `None` at the end.
     pub fn next_line(&mut self) -> io::Result<Option<LineRead<'_>>> {
         loop {
-            let line_end = match memchr::memchr(b'\n', &self.buffer[self.start..self.end]) {
-                Some(newline) => Some((self.start + newline, self.start + newline + 1)),
+            let line_end = match self.next_newline() {
+                Some(newline) => Some((newline, newline + 1)),
                 None if self.eof && self.start < self.end => Some((self.end, self.end)),
                 None if self.eof => return Ok(None),
                 None => None,
@@ -130,6 +142,7 @@ impl Lines {
                 self.offset += (next - self.start) as u64;
                 self.crc.update(&self.buffer[self.start..next]);
                 self.start = next;
+                self.newline = None;
                 self.line += 1;
                 return Ok(Some(LineRead {
                     text: &self.buffer[line_start..end],
@@ -186,6 +199,7 @@ impl Lines {
             let step = usize::try_from(wanted.min(buffered)).unwrap_or(usize::MAX);
             self.crc.update(&self.buffer[self.start..self.start + step]);
             self.start += step;
+            self.newline = None;
             self.offset += step as u64;
         }
         self.line = line;

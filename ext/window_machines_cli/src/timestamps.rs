@@ -225,7 +225,7 @@ impl IsoText<'_> {
         )
     }
 
-    fn expect(&mut self, accepted: &[u8]) -> Option<u8> {
+    fn one_of(&mut self, accepted: &[u8]) -> Option<u8> {
         let byte = *self.text.get(self.at)?;
         if !accepted.contains(&byte) {
             return None;
@@ -246,20 +246,20 @@ fn parse_iso(text: &[u8]) -> Result<u64, String> {
     let mut iso = IsoText { text, at: 0 };
     let fields = (|| {
         let year = iso.digits(4)?;
-        iso.expect(b"-")?;
+        iso.one_of(b"-")?;
         let month = iso.digits(2)?;
-        iso.expect(b"-")?;
+        iso.one_of(b"-")?;
         let day = iso.digits(2)?;
-        iso.expect(b"Tt ")?;
+        iso.one_of(b"Tt ")?;
         let hour = iso.digits(2)?;
-        iso.expect(b":")?;
+        iso.one_of(b":")?;
         let minute = iso.digits(2)?;
         let in_minute = seconds_and_fraction(&mut iso, false)?;
-        let offset = match iso.expect(b"Zz+-")? {
+        let offset = match iso.one_of(b"Zz+-")? {
             b'Z' | b'z' => 0,
             sign => {
                 let hours = iso.digits(2)?;
-                iso.expect(b":");
+                iso.one_of(b":");
                 let minutes = iso.digits(2)?;
                 if hours > 23 || minutes > 59 {
                     return None;
@@ -300,14 +300,14 @@ fn seconds_and_fraction(iso: &mut IsoText, optional_seconds: bool) -> Option<i64
     let second = if optional_seconds && iso.peek() != Some(b':') {
         0
     } else {
-        iso.expect(b":")?;
+        iso.one_of(b":")?;
         iso.digits(2)?
     };
     if second > 60 {
         return None;
     }
     let mut nanos = 0;
-    if iso.expect(b".,").is_some() {
+    if iso.one_of(b".,").is_some() {
         let mut scale = 100_000_000;
         let mut digits = 0;
         while let Some(digit) = iso.peek().filter(u8::is_ascii_digit) {
@@ -332,7 +332,7 @@ fn parse_clock(text: &[u8]) -> Result<u64, String> {
     let parsed = (|| {
         let width = if text.get(1) == Some(&b':') { 1 } else { 2 };
         let hour = clock.digits(width)?;
-        clock.expect(b":")?;
+        clock.one_of(b":")?;
         let minute = clock.digits(2)?;
         let nanos = seconds_and_fraction(&mut clock, true)?;
         (clock.at == text.len() && hour <= 23 && minute <= 59)
