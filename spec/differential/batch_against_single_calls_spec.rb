@@ -27,8 +27,9 @@ RSpec.describe "Differential: batch calls against the same single calls" do
 
   let(:seed) { RSpec.configuration.seed }
   let(:listed) { Struct.new(:to_ary) }
-  # An unfrozen String among them: held as a frozen copy, yielded as given.
-  let(:keys) { ["a", String.new("b"), :c, 1, 1.0, [2, "x"], nil] }
+  # An unfrozen String among them: held as a frozen copy, yielded as given;
+  # and a String subclass equal to "a", which only its eql? can tell is.
+  let(:keys) { ["a", String.new("b"), :c, 1, 1.0, [2, "x"], nil, Class.new(String).new("a")] }
 
   # Collects its values; refuses 13, to show a refusal from Ruby code in
   # the middle of a batch.

@@ -838,4 +838,64 @@ RSpec.describe "Batch calls" do
       expect(sessions.to_a).to eq([[21, 22], [40, 40]])
     end
   end
+
+  # add_all applies the elements it can without running any Ruby code in
+  # runs, under one borrow of its state, and hands any other element (a
+  # late one, a key needing eql?, a key to copy, a refused value) to add.
+  describe "add_all between elements that run Ruby code" do
+    let(:windows) { WindowMachines::TumblingWindows.new(10, aggregate: count) }
+
+    it "refuses the element after an on_late callable froze the tracker, keeping those before it" do
+      tracker = WindowMachines::TumblingWindows.new(10, aggregate: count, on_late: ->(*) { tracker.freeze })
+      expect_frozen_at(3, tracker) { tracker.add_all(%w[a b a a], [25, 26, 3, 27]) }
+      expect(tracker.current("a")).to eq([[20, 30, 1]])
+      expect(tracker.late_count).to eq(1)
+    end
+
+    it "goes on from where an on_late callable that adds to the tracker left it" do
+      twin_calls = []
+      twin = WindowMachines::TumblingWindows.new(10, aggregate: count,
+                                                   on_late: ->(key, *) { twin_calls << twin.add("late-#{key}", 29) })
+      calls = []
+      tracker = WindowMachines::TumblingWindows.new(10, aggregate: count,
+                                                      on_late: ->(key, *) { calls << tracker.add("late-#{key}", 29) })
+      keys = %w[a b c a b c]
+      timestamps = [25, 26, 3, 27, 4, 28]
+      expect(tracker.add_all(keys, timestamps)).to eq(4)
+      keys.zip(timestamps) { |key, timestamp| twin.add(key, timestamp) }
+      expect([tracker.to_h, tracker.late_count, calls]).to eq([twin.to_h, twin.late_count, twin_calls])
+      expect(calls).to eq([true, true])
+      expect(tracker.current("late-c")).to eq([[20, 30, 1]])
+      expect(tracker.current("c")).to eq([[20, 30, 1]])
+    end
+
+    it "files a String subclass under the equal String it holds, and the String under the subclass" do
+      subclass = Class.new(String)
+      windows.add_all(["a", subclass.new("a"), "a", subclass.new("b"), "b"], [1, 2, 3, 4, 5])
+      expect(windows.key_count).to eq(2)
+      expect(windows.current("a")).to eq([[0, 10, 3]])
+      expect(windows.current("b")).to eq([[0, 10, 2]])
+    end
+
+    it "files a String key that an on_late callable changed under what it says at its turn" do
+      held = %w[m1 m2]
+      key = String.new("m1")
+      tracker = WindowMachines::TumblingWindows.new(10, aggregate: count, on_late: ->(*) { key.replace("m2") })
+      tracker.add_all(held, [20, 20])
+      keys = ["a", "b", *Array.new(7, "a"), key]
+      tracker.add_all(keys, [25, 3, *Array.new(7, 26), 27])
+      expect(tracker.current("m1")).to eq([[20, 30, 1]])
+      expect(tracker.current("m2")).to eq([[20, 30, 2]])
+      expect(tracker.current("a")).to eq([[20, 30, 8]])
+    end
+
+    it "holds a frozen copy of a new unfrozen String key, and finds it again by its bytes" do
+      key = String.new("acme")
+      windows.add_all([key, String.new("acme"), "acme"], [1, 2, 3])
+      key << "-changed"
+      expect(windows.key_count).to eq(1)
+      expect(windows.current("acme")).to eq([[0, 10, 3]])
+      expect(windows.flush.to_a.first.first).to be_frozen
+    end
+  end
 end

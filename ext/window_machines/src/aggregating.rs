@@ -4,6 +4,8 @@
 //! [`Aggregating`]. Keys are found by key_lookup.rs and held by held.rs;
 //! aggregators are read and run by aggregation.rs.
 
+use std::cell::Cell;
+use std::ops::Range;
 use std::sync::Arc;
 
 use magnus::{prelude::*, value::Opaque, Error, RArray, Ruby, Symbol, TypedData, Value};
@@ -13,12 +15,15 @@ use window_machines_core::{
 };
 
 use crate::aggregation::{refusal, Held, Keep, RubyAggregation};
-use crate::batch::{loading_keys, Batch};
-use crate::convert::{optional, to_u64};
+use crate::batch::{loading_keys, Batch, Lookahead};
+use crate::convert::{fixnum_u64, optional, to_u64};
 use crate::errors::{invalid_argument, late_event, or_raise_event, OrRaise};
 use crate::guard::Guard;
+use crate::hash_key::stored_as_copy;
 use crate::held::{hold, HoldsObjects};
-use crate::key_lookup::{file_under, file_under_computed, find, MAX_TRIES};
+use crate::key_lookup::{
+    file_under, file_under_computed, find, find_without_ruby, Found, MAX_TRIES,
+};
 use crate::receiver::{unfrozen, unwrap};
 use crate::restore::Stateful;
 
@@ -229,6 +234,38 @@ fn two_or_three(ruby: &Ruby, args: &[Value]) -> Result<(Value, Value, Option<Val
     }
 }
 
+/// Where an event for the key `found` goes and, if that needs no Ruby,
+/// putting it there, holding what it brings: what `add` does with the
+/// state borrowed. A late event is not counted here (a batch leaves it to
+/// `add`).
+fn place<T: Aggregating<Held, Held>>(
+    ruby: &Ruby,
+    owner: Value,
+    tracker: &mut T,
+    found: Found,
+    make_key: &mut dyn FnMut() -> Held,
+    timestamp: u64,
+    inputs: &[Input<Held>],
+) -> Outcome {
+    match tracker.plan(found.slot, timestamp) {
+        Err(error) => Outcome::Refused(Refusal::Host(error)),
+        Ok(Planned::Nowhere) => Outcome::Nowhere,
+        Ok(Planned::Late { watermark }) => Outcome::Late(watermark),
+        Ok(Planned::Go(plan)) if tracker.needs_ops(found.slot, plan, inputs) => Outcome::NeedsRuby,
+        Ok(Planned::Go(plan)) => {
+            match tracker.apply(found.slot, found.hash, make_key, timestamp, plan, inputs) {
+                Ok(_) => {
+                    for object in inputs.iter().filter_map(Input::object) {
+                        hold(owner, ruby.get_inner(*object));
+                    }
+                    Outcome::Added
+                }
+                Err(refused) => Outcome::Refused(refused),
+            }
+        }
+    }
+}
+
 /// The methods every aggregating class has.
 pub struct Methods<W>(std::marker::PhantomData<W>);
 
@@ -258,17 +295,100 @@ impl<W: Wraps> Methods<W> {
                 ("values", values),
             ],
         )?;
-        let mut entered = 0;
-        batch.each(
+        let entered = Cell::new(0);
+        // Checked again by each run: user code may replace the state.
+        let runs = this
+            .guard()
+            .read(ruby, |state| state.aggregation.adds_without_ruby())?;
+        batch.each_by_runs(
             ruby,
+            |range, lookahead| {
+                if runs {
+                    Self::add_run(ruby, rb_self, &batch, range, lookahead, &entered)
+                } else {
+                    Ok(range.start)
+                }
+            },
             Some(&loading_keys(ruby, this.guard())),
             |[key, timestamp, value]| Self::add_one(ruby, rb_self, key, timestamp, value),
             |added| {
-                entered += usize::from(added);
+                entered.set(entered.get() + usize::from(added));
                 Ok(())
             },
         )?;
-        Ok(entered)
+        Ok(entered.get())
+    }
+
+    /// Adds the elements of `batch` in `range`, in order, under one borrow
+    /// of the state, for as long as each is added (or falls in no window)
+    /// with no Ruby code run: a Fixnum timestamp, a key found by
+    /// [`find_without_ruby`] and stored as it is, inputs read without
+    /// Ruby. Stops at the first element that is anything else (late,
+    /// refused, needing Ruby, or the receiver frozen), having changed
+    /// nothing for it, and returns its index: `add` then takes it whole,
+    /// so every element ends exactly as its single call would.
+    fn add_run(
+        ruby: &Ruby,
+        rb_self: Value,
+        batch: &Batch<3>,
+        range: Range<usize>,
+        lookahead: &mut Lookahead,
+        entered: &Cell<usize>,
+    ) -> Result<usize, Error> {
+        if rb_self.is_frozen() {
+            return Ok(range.start);
+        }
+        let this = unwrap::<W>(ruby, rb_self)?;
+        this.guard().write(ruby, |state| {
+            let State {
+                tracker,
+                aggregation,
+                ..
+            } = state;
+            if !aggregation.adds_without_ruby() {
+                return range.start;
+            }
+            // Read once: most events of a count carry no value.
+            let nil = ruby.qnil().as_value();
+            let Ok(nil_inputs) = aggregation.inputs(ruby, nil, &mut Keep::default()) else {
+                return range.start;
+            };
+            for index in range.clone() {
+                batch.load_ahead(
+                    &|hash, stage| tracker.prefetch(hash, stage),
+                    index,
+                    lookahead,
+                );
+                let [key, timestamp, value] = batch.row(ruby, index);
+                let Some(timestamp) = fixnum_u64(timestamp) else {
+                    return index;
+                };
+                let hashed = lookahead.hash(index);
+                let Some(found) = find_without_ruby(ruby, &*tracker, key, hashed) else {
+                    return index;
+                };
+                if found.slot.is_none() && stored_as_copy(ruby, key) {
+                    return index;
+                }
+                // Reads no field, so it neither runs Ruby nor keeps anything.
+                let read;
+                let inputs = if value.is_nil() {
+                    &nil_inputs
+                } else if let Ok(inputs) = aggregation.inputs(ruby, value, &mut Keep::default()) {
+                    read = inputs;
+                    &read
+                } else {
+                    return index;
+                };
+                let make_key = &mut || hold(rb_self, key);
+                match place(ruby, rb_self, tracker, found, make_key, timestamp, inputs) {
+                    Outcome::Added => entered.set(entered.get() + 1),
+                    Outcome::Nowhere => {}
+                    Outcome::Late(_) | Outcome::NeedsRuby | Outcome::Refused(_) => return index,
+                }
+            }
+            range.end
+        })
     }
 
     /// One event added, as `add` and `add_all` add it.
@@ -297,31 +417,19 @@ impl<W: Wraps> Methods<W> {
             this.guard(),
             key,
             |state, found, make_key| {
-                let tracker = &mut state.tracker;
-                match tracker.plan(found.slot, timestamp) {
-                    Err(error) => Outcome::Refused(Refusal::Host(error)),
-                    Ok(Planned::Nowhere) => Outcome::Nowhere,
-                    Ok(Planned::Late { watermark }) => {
-                        tracker.count_late();
-                        Outcome::Late(watermark)
-                    }
-                    Ok(Planned::Go(plan)) if tracker.needs_ops(found.slot, plan, &inputs) => {
-                        Outcome::NeedsRuby
-                    }
-                    Ok(Planned::Go(plan)) => {
-                        match tracker
-                            .apply(found.slot, found.hash, make_key, timestamp, plan, &inputs)
-                        {
-                            Ok(_) => {
-                                for object in inputs.iter().filter_map(Input::object) {
-                                    hold(rb_self, ruby.get_inner(*object));
-                                }
-                                Outcome::Added
-                            }
-                            Err(refused) => Outcome::Refused(refused),
-                        }
-                    }
+                let outcome = place(
+                    ruby,
+                    rb_self,
+                    &mut state.tracker,
+                    found,
+                    make_key,
+                    timestamp,
+                    &inputs,
+                );
+                if matches!(outcome, Outcome::Late(_)) {
+                    state.tracker.count_late();
                 }
+                outcome
             },
         )?;
         if matches!(outcome, Outcome::NeedsRuby) {

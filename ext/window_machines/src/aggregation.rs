@@ -179,6 +179,13 @@ impl RubyAggregation {
         }
     }
 
+    /// Whether an event's inputs are read with no Ruby code: no custom
+    /// aggregator, and no field to read from the value (a Hash's default
+    /// proc, or a value's `[]`, could run any).
+    pub fn adds_without_ruby(&self) -> bool {
+        !self.core.has_custom() && self.given.iter().all(|one| one.field.is_none())
+    }
+
     /// Whether `add` uses any of its objects after user code may have run
     /// (a field read, a key's `hash`): only custom aggregators and fields
     /// that are not immediates are, so only then must `add` pin them.

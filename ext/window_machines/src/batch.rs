@@ -16,6 +16,8 @@
 //! entry, a few elements before its turn, so that the cache misses of many
 //! keys overlap instead of following one another.
 
+use std::ops::Range;
+
 use magnus::{prelude::*, Error, RArray, Ruby, Value};
 use window_machines_core::{KeyLookup, Prefetch};
 
@@ -46,6 +48,46 @@ pub fn loading_keys<'a, S: KeyLookup>(
         guard
             .read(ruby, |state| state.prefetch(hash, stage))
             .unwrap_or(());
+    }
+}
+
+/// The hashes of the keys a keyed batch is loading ahead, each with its
+/// element's index and the stretch it was computed in. A stretch ends when
+/// Ruby code may run (a key's `hash`, a block, a trap handler), which could
+/// change a String key; so a hash from an earlier stretch is only good for
+/// loading ahead, a hint.
+#[derive(Default)]
+pub struct Lookahead {
+    hashes: [Option<(usize, u64, u64)>; LOOKAHEAD],
+    stretch: u64,
+}
+
+impl Lookahead {
+    /// The hash of the key at `index`, if it was computed since Ruby code
+    /// last ran.
+    pub fn hash(&self, index: usize) -> Option<u64> {
+        self.hashed(index)
+            .filter(|(stretch, _)| *stretch == self.stretch)
+            .map(|(_, hash)| hash)
+    }
+
+    fn hashed(&self, index: usize) -> Option<(u64, u64)> {
+        match self.hashes.get(index % LOOKAHEAD) {
+            Some(Some((hashed, stretch, hash))) if *hashed == index => Some((*stretch, *hash)),
+            _ => None,
+        }
+    }
+
+    fn remember(&mut self, index: usize, hash: Option<u64>) {
+        let stretch = self.stretch;
+        if let Some(slot) = self.hashes.get_mut(index % LOOKAHEAD) {
+            *slot = hash.map(|hash| (index, stretch, hash));
+        }
+    }
+
+    /// Ruby code may have run.
+    fn end_stretch(&mut self) {
+        self.stretch += 1;
     }
 }
 
@@ -104,20 +146,50 @@ impl<const N: usize> Batch<N> {
         &self,
         ruby: &Ruby,
         ahead: Option<&dyn Fn(u64, Prefetch)>,
+        apply: impl FnMut([Value; N]) -> Result<T, Error>,
+        after: impl FnMut(T) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.each_by_runs(ruby, |range, _| Ok(range.start), ahead, apply, after)
+    }
+
+    /// [`Batch::each`] for a call that can apply a run of elements in one
+    /// go, with no Ruby code between them. `run` applies the elements of
+    /// the range it is given, from its start, for as long as it can (loading
+    /// keys ahead with [`Batch::load_ahead`] and the [`Lookahead`] it is
+    /// lent), and returns the index it stopped at, having changed nothing
+    /// for that element; the element then goes through `apply` and `after`.
+    /// Ranges end where interrupts are checked.
+    pub fn each_by_runs<T>(
+        &self,
+        ruby: &Ruby,
+        mut run: impl FnMut(Range<usize>, &mut Lookahead) -> Result<usize, Error>,
+        ahead: Option<&dyn Fn(u64, Prefetch)>,
         mut apply: impl FnMut([Value; N]) -> Result<T, Error>,
         mut after: impl FnMut(T) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let mut hashes = [None; LOOKAHEAD];
-        for index in 0..self.len {
+        let mut lookahead = Lookahead::default();
+        let mut index = 0;
+        while index < self.len {
             if index > 0 && index % INTERRUPT_EVERY == 0 {
                 ruby.thread_check_ints()?;
+                lookahead.end_stretch();
+            }
+            let checked_at = (index / INTERRUPT_EVERY + 1) * INTERRUPT_EVERY;
+            let bound = checked_at.min(self.len);
+            let stopped =
+                run(index..bound, &mut lookahead).map_err(|error| at_index(ruby, error, index))?;
+            index = stopped.clamp(index, bound);
+            if index == bound {
+                continue;
             }
             if let Some(ahead) = ahead {
-                self.load_ahead(ahead, index, &mut hashes);
+                self.load_ahead(ahead, index, &mut lookahead);
             }
             let applied =
                 apply(self.row(ruby, index)).map_err(|error| at_index(ruby, error, index))?;
             after(applied)?;
+            lookahead.end_stretch();
+            index += 1;
         }
         Ok(())
     }
@@ -125,11 +197,11 @@ impl<const N: usize> Batch<N> {
     /// Loads the key `LOOKAHEAD` elements on; hashes the one half as far
     /// on (its object loaded by now) and loads its bucket; and loads the
     /// entry of the one a quarter as far on (its bucket loaded by now).
-    fn load_ahead(
+    pub fn load_ahead(
         &self,
         ahead: &dyn Fn(u64, Prefetch),
         index: usize,
-        hashes: &mut [Option<u64>; LOOKAHEAD],
+        lookahead: &mut Lookahead,
     ) {
         if let Some(key) = self.element(KEYS, index + LOOKAHEAD) {
             prefetch_key(key);
@@ -139,18 +211,16 @@ impl<const N: usize> Batch<N> {
         if let Some(hash) = hash {
             ahead(hash, Prefetch::Bucket);
         }
-        if let Some(slot) = hashes.get_mut(hashed % LOOKAHEAD) {
-            *slot = hash;
-        }
-        if let Some(Some(hash)) = hashes.get((index + LOOKAHEAD / 4) % LOOKAHEAD) {
-            ahead(*hash, Prefetch::Entry);
+        lookahead.remember(hashed, hash);
+        if let Some((_, hash)) = lookahead.hashed(index + LOOKAHEAD / 4) {
+            ahead(hash, Prefetch::Entry);
         }
     }
 
     /// The elements at `index`, one per column (`nil` past a column's end,
     /// which only code reaching the private copy through ObjectSpace could
     /// cause).
-    fn row(&self, ruby: &Ruby, index: usize) -> [Value; N] {
+    pub fn row(&self, ruby: &Ruby, index: usize) -> [Value; N] {
         let nil = ruby.qnil().as_value();
         let mut row = [nil; N];
         for (column, element) in row.iter_mut().enumerate() {

@@ -11,15 +11,22 @@ use crate::errors::{not_an_integer, out_of_range};
 /// The u64 in `value`, or a TypeError / RangeError naming the argument.
 #[inline(always)]
 pub fn to_u64(ruby: &Ruby, name: &str, value: Value) -> Result<u64, Error> {
-    let raw = value.as_raw();
-    if FIXNUM_P(raw) {
-        // SAFETY: raw was just checked to be a Fixnum.
-        let fixnum = unsafe { FIX2LONG(raw) };
-        if let Ok(unsigned) = u64::try_from(fixnum) {
-            return Ok(unsigned);
-        }
+    match fixnum_u64(value) {
+        Some(unsigned) => Ok(unsigned),
+        None => to_u64_uncommon(ruby, name, value),
     }
-    to_u64_uncommon(ruby, name, value)
+}
+
+/// The common case of [`to_u64`]: a Fixnum of 0 or more; `None` for
+/// anything else.
+#[inline]
+pub fn fixnum_u64(value: Value) -> Option<u64> {
+    let raw = value.as_raw();
+    if !FIXNUM_P(raw) {
+        return None;
+    }
+    // SAFETY: raw was just checked to be a Fixnum.
+    u64::try_from(unsafe { FIX2LONG(raw) }).ok()
 }
 
 /// Bignums, negative numbers and non-Integers: kept out of line so the

@@ -100,18 +100,27 @@ fn spread(hash: i64) -> u64 {
 /// Whether `key` is the held key, as Hash decides it. May run the key's
 /// `eql?`, that is, any Ruby code.
 pub fn same_key(ruby: &Ruby, key: Value, held: Value) -> Result<bool, Error> {
+    match same_key_without_ruby(ruby, key, held) {
+        Some(same) => Ok(same),
+        None => key.eql(held),
+    }
+}
+
+/// [`same_key`] where no Ruby code decides it (the same object, two plain
+/// Strings, two Symbols); `None` where the key's `eql?` must.
+pub fn same_key_without_ruby(ruby: &Ruby, key: Value, held: Value) -> Option<bool> {
     if key.as_raw() == held.as_raw() {
-        return Ok(true);
+        return Some(true);
     }
     if is_plain_string(ruby, key) && is_plain_string(ruby, held) {
         // SAFETY: both are Strings; rb_str_hash_cmp compares bytes and
         // encodings, and neither allocates nor raises.
-        return Ok(unsafe { rb_sys::rb_str_hash_cmp(key.as_raw(), held.as_raw()) } == 0);
+        return Some(unsafe { rb_sys::rb_str_hash_cmp(key.as_raw(), held.as_raw()) } == 0);
     }
     if is_symbol(key) && is_symbol(held) {
-        return Ok(false);
+        return Some(false);
     }
-    key.eql(held)
+    None
 }
 
 /// A String whose class is String itself, with no singleton class.
@@ -130,17 +139,21 @@ fn is_symbol(value: Value) -> bool {
 /// a frozen copy, so changing the caller's String cannot change a held key.
 /// May allocate, so the GC may run; no other Ruby code runs.
 pub fn stored(ruby: &Ruby, key: Value) -> Value {
-    let copy = matches!(kind_of(key), Kind::String)
-        && !key.is_frozen()
-        // SAFETY: `key` is a heap object (a String); rb_obj_class reads its
-        // class chain past any singleton class and cannot raise.
-        && unsafe { rb_sys::rb_obj_class(key.as_raw()) } == ruby.class_string().as_raw();
-    if !copy {
+    if !stored_as_copy(ruby, key) {
         return key;
     }
     // SAFETY: `key` is a String; rb_str_new_frozen only allocates (a failed
     // allocation is fatal in Ruby, not an exception).
     unsafe { Value::from_raw(rb_sys::rb_str_new_frozen(key.as_raw())) }
+}
+
+/// Whether [`stored`] makes a copy of `key` (and so allocates).
+pub fn stored_as_copy(ruby: &Ruby, key: Value) -> bool {
+    matches!(kind_of(key), Kind::String)
+        && !key.is_frozen()
+        // SAFETY: `key` is a heap object (a String); rb_obj_class reads its
+        // class chain past any singleton class and cannot raise.
+        && unsafe { rb_sys::rb_obj_class(key.as_raw()) } == ruby.class_string().as_raw()
 }
 
 /// Why `key` would not come back from JSON as an equal key; `None` when it

@@ -16,7 +16,7 @@ use window_machines_core::{KeyLookup, KeySlot};
 
 use crate::errors::check_frozen;
 use crate::guard::Guard;
-use crate::hash_key::{hash_of, same_key, stored};
+use crate::hash_key::{hash_of, hash_without_ruby, same_key, same_key_without_ruby, stored};
 use crate::held::hold;
 
 /// How many times in a row a lookup may start over because the tracker
@@ -39,6 +39,33 @@ where
     let hash = hash_of(key)?;
     let (slot, _) = find_hashed(ruby, guard, key, hash)?;
     Ok(Found { hash, slot })
+}
+
+/// [`find`] on a state already borrowed, for a key whose hash and
+/// comparisons run no Ruby code (see [`hash_without_ruby`] and
+/// [`same_key_without_ruby`]); `None` if any of them would, and the key is
+/// then looked up with [`file_under`]. So a batch can look up many keys
+/// under one borrow. `hashed` is the key's hash if already known, computed
+/// since Ruby code last ran.
+pub fn find_without_ruby<S>(
+    ruby: &Ruby,
+    state: &S,
+    key: Value,
+    hashed: Option<u64>,
+) -> Option<Found>
+where
+    S: KeyLookup<Key = Opaque<Value>>,
+{
+    let hash = hashed.or_else(|| hash_without_ruby(key))?;
+    let mut needs_ruby = false;
+    let slot = state.find_key(hash, |held| {
+        same_key_without_ruby(ruby, key, ruby.get_inner(*held)).unwrap_or_else(|| {
+            // Stops the search: this key may be the one.
+            needs_ruby = true;
+            true
+        })
+    });
+    (!needs_ruby).then_some(Found { hash, slot })
 }
 
 /// The slot holding `key` (hashed to `hash`) and the epoch at which that
