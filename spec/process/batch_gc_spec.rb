@@ -46,6 +46,18 @@ RSpec.describe "Batch calls holding Ruby objects under GC" do
     expect(result[:key_count]).to eq(0)
   end
 
+  it "keeps the new keys of KeyedSessions#insert_all without a block intact through GC.stress " \
+     "with auto-compaction and verify_compaction_references(toward: :empty)" do
+    result = result_of(:keyed_runs)
+    expect(result[:applied]).to eq([60, 60, 60, 60])
+    expect_same(result[:held], result[:expected], "sessions held")
+    expect_same(result[:lookups], result[:expected_lookups], "sessions_for with rebuilt keys")
+    expect_same(result[:taken_between], result[:expected_taken_between], "sessions taken between the halves")
+    expect_same(result[:taken], result[:expected], "sessions taken at the end")
+    expect(result[:merges]).to be_empty
+    expect(result[:key_count]).to eq(0)
+  end
+
   it "yields the keys given to KeyedSessions#insert_all intact, with each merge, under GC.stress" do
     result = result_of(:keyed)
     expect(result[:expected_merges].size).to eq(160)

@@ -839,10 +839,24 @@ RSpec.describe "Batch calls" do
     end
   end
 
-  # add_all applies the elements it can without running any Ruby code in
-  # runs, under one borrow of its state, and hands any other element (a
-  # late one, a key needing eql?, a key to copy, a refused value) to add.
-  describe "add_all between elements that run Ruby code" do
+  # add_all, and KeyedSessions#insert_all without a block, apply the
+  # elements they can without running any Ruby code in runs, under one
+  # borrow of the state, and hand any other element (a late one, a key
+  # needing eql?, a key to copy, a refused value) to the single call.
+  describe "runs of a batch between elements that run Ruby code" do
+    it "lets KeyedSessions#insert_all without a block refuse a late element by its index, " \
+       "keeping the runs before it" do
+      keyed = WindowMachines::KeyedSessions.new(5)
+      subclass = Class.new(String)
+      keyed.insert_all([String.new("a"), "b", subclass.new("a"), :c], [10, 11, 12, 13])
+      keyed.advance_watermark(9)
+      message = "late event: timestamp 8 is at or below the watermark 9"
+      expect_refused_at(2, WindowMachines::LateEventError, message, timestamp: 8, watermark: 9) do
+        keyed.insert_all(%w[a b a a], [14, 15, 8, 16])
+      end
+      expect(keyed.to_a).to eq([[:c, 13, 13], ["a", 10, 14], ["b", 11, 15]])
+    end
+
     let(:windows) { WindowMachines::TumblingWindows.new(10, aggregate: count) }
 
     it "refuses the element after an on_late callable froze the tracker, keeping those before it" do

@@ -16,14 +16,11 @@ use window_machines_core::{
 
 use crate::aggregation::{refusal, Held, Keep, RubyAggregation};
 use crate::batch::{loading_keys, Batch, Lookahead};
-use crate::convert::{fixnum_u64, optional, to_u64};
+use crate::convert::{optional, to_u64};
 use crate::errors::{invalid_argument, late_event, or_raise_event, OrRaise};
 use crate::guard::Guard;
-use crate::hash_key::stored_as_copy;
 use crate::held::{hold, HoldsObjects};
-use crate::key_lookup::{
-    file_under, file_under_computed, find, find_without_ruby, Found, MAX_TRIES,
-};
+use crate::key_lookup::{file_under, file_under_computed, find, Found, MAX_TRIES};
 use crate::receiver::{unfrozen, unwrap};
 use crate::restore::Stateful;
 
@@ -321,12 +318,12 @@ impl<W: Wraps> Methods<W> {
 
     /// Adds the elements of `batch` in `range`, in order, under one borrow
     /// of the state, for as long as each is added (or falls in no window)
-    /// with no Ruby code run: a Fixnum timestamp, a key found by
-    /// [`find_without_ruby`] and stored as it is, inputs read without
-    /// Ruby. Stops at the first element that is anything else (late,
-    /// refused, needing Ruby, or the receiver frozen), having changed
-    /// nothing for it, and returns its index: `add` then takes it whole,
-    /// so every element ends exactly as its single call would.
+    /// with no Ruby code run: filed by [`Batch::file_without_ruby`], its
+    /// inputs read without Ruby. Stops at the first element that is
+    /// anything else (late, refused, needing Ruby, or the receiver frozen),
+    /// having changed nothing for it, and returns its index: `add` then
+    /// takes it whole, so every element ends exactly as its single call
+    /// would.
     fn add_run(
         ruby: &Ruby,
         rb_self: Value,
@@ -353,41 +350,34 @@ impl<W: Wraps> Methods<W> {
             let Ok(nil_inputs) = aggregation.inputs(ruby, nil, &mut Keep::default()) else {
                 return range.start;
             };
-            for index in range.clone() {
-                batch.load_ahead(
-                    &|hash, stage| tracker.prefetch(hash, stage),
-                    index,
-                    lookahead,
-                );
-                let [key, timestamp, value] = batch.row(ruby, index);
-                let Some(timestamp) = fixnum_u64(timestamp) else {
-                    return index;
-                };
-                let hashed = lookahead.hash(index);
-                let Some(found) = find_without_ruby(ruby, &*tracker, key, hashed) else {
-                    return index;
-                };
-                if found.slot.is_none() && stored_as_copy(ruby, key) {
-                    return index;
-                }
-                // Reads no field, so it neither runs Ruby nor keeps anything.
-                let read;
-                let inputs = if value.is_nil() {
-                    &nil_inputs
-                } else if let Ok(inputs) = aggregation.inputs(ruby, value, &mut Keep::default()) {
-                    read = inputs;
-                    &read
-                } else {
-                    return index;
-                };
-                let make_key = &mut || hold(rb_self, key);
-                match place(ruby, rb_self, tracker, found, make_key, timestamp, inputs) {
-                    Outcome::Added => entered.set(entered.get() + 1),
-                    Outcome::Nowhere => {}
-                    Outcome::Late(_) | Outcome::NeedsRuby | Outcome::Refused(_) => return index,
-                }
-            }
-            range.end
+            batch.file_without_ruby(
+                ruby,
+                tracker,
+                range,
+                lookahead,
+                |tracker, [key, _, value], timestamp, found| {
+                    // Reads no field, so it neither runs Ruby nor keeps anything.
+                    let read;
+                    let inputs = if value.is_nil() {
+                        &nil_inputs
+                    } else if let Ok(inputs) = aggregation.inputs(ruby, value, &mut Keep::default())
+                    {
+                        read = inputs;
+                        &read
+                    } else {
+                        return false;
+                    };
+                    let make_key = &mut || hold(rb_self, key);
+                    match place(ruby, rb_self, tracker, found, make_key, timestamp, inputs) {
+                        Outcome::Added => {
+                            entered.set(entered.get() + 1);
+                            true
+                        }
+                        Outcome::Nowhere => true,
+                        Outcome::Late(_) | Outcome::NeedsRuby | Outcome::Refused(_) => false,
+                    }
+                },
+            )
         })
     }
 

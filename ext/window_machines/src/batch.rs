@@ -14,16 +14,21 @@
 //! What a batch gains beyond the calls it saves: it knows the keys to come.
 //! A keyed batch starts loading each key, then its index bucket, then its
 //! entry, a few elements before its turn, so that the cache misses of many
-//! keys overlap instead of following one another.
+//! keys overlap instead of following one another. And most elements need
+//! no Ruby code at all (a Fixnum timestamp; a String, Symbol or Integer
+//! key): a keyed call applies those in runs under one borrow of its state,
+//! each key hashed once, and hands any other element to its single call.
 
 use std::ops::Range;
 
-use magnus::{prelude::*, Error, RArray, Ruby, Value};
+use magnus::{prelude::*, value::Opaque, Error, RArray, Ruby, Value};
 use window_machines_core::{KeyLookup, Prefetch};
 
+use crate::convert::fixnum_u64;
 use crate::errors::{at_index, described, invalid_argument, wrong_type};
 use crate::guard::Guard;
-use crate::hash_key::{hash_without_ruby, prefetch_key};
+use crate::hash_key::{hash_without_ruby, prefetch_key, stored_as_copy};
+use crate::key_lookup::{find_without_ruby, Found};
 
 /// How many elements a batch applies between two checks for interrupts:
 /// well under a millisecond of work even for the slowest batch call.
@@ -37,6 +42,9 @@ const LOOKAHEAD: usize = 16;
 
 /// The column that holds a keyed batch's keys: the first, in every call.
 const KEYS: usize = 0;
+
+/// The column that holds a keyed batch's timestamps: the second.
+const TIMESTAMPS: usize = 1;
 
 /// What loads a keyed batch's keys ahead: [`KeyLookup::prefetch`] on the
 /// state `guard` holds, skipped while the state is in use (it is a hint).
@@ -215,6 +223,52 @@ impl<const N: usize> Batch<N> {
         if let Some((_, hash)) = lookahead.hashed(index + LOOKAHEAD / 4) {
             ahead(hash, Prefetch::Entry);
         }
+    }
+
+    /// Files the elements of `range` under their keys in `tracker`, in
+    /// order, with no Ruby code run: each key is looked up with
+    /// [`find_without_ruby`], and `file` is given the tracker, the row, the
+    /// timestamp and what was found, and says whether it filed the element
+    /// (changing nothing if not). Stops at the first element whose
+    /// timestamp is not a Fixnum of 0 or more, whose key needs Ruby to be
+    /// found or stored (a new unfrozen String is held as a copy), or that
+    /// `file` did not file, and returns its index; `range.end` if none.
+    pub fn file_without_ruby<S>(
+        &self,
+        ruby: &Ruby,
+        tracker: &mut S,
+        range: Range<usize>,
+        lookahead: &mut Lookahead,
+        mut file: impl FnMut(&mut S, [Value; N], u64, Found) -> bool,
+    ) -> usize
+    where
+        S: KeyLookup<Key = Opaque<Value>>,
+    {
+        for index in range.clone() {
+            self.load_ahead(
+                &|hash, stage| tracker.prefetch(hash, stage),
+                index,
+                lookahead,
+            );
+            let row = self.row(ruby, index);
+            let (Some(key), Some(timestamp)) = (row.get(KEYS), row.get(TIMESTAMPS)) else {
+                return index;
+            };
+            let Some(timestamp) = fixnum_u64(*timestamp) else {
+                return index;
+            };
+            let Some(found) = find_without_ruby(ruby, &*tracker, *key, lookahead.hash(index))
+            else {
+                return index;
+            };
+            if found.slot.is_none() && stored_as_copy(ruby, *key) {
+                return index;
+            }
+            if !file(tracker, row, timestamp, found) {
+                return index;
+            }
+        }
+        range.end
     }
 
     /// The elements at `index`, one per column (`nil` past a column's end,

@@ -2,13 +2,16 @@
 //! Keys are found by key_lookup.rs, held by held.rs, and checkpoints read
 //! and written by keyed_sessions_checkpoint.rs.
 
+use std::cell::Cell;
+use std::ops::Range;
+
 use magnus::{
     gc, method, prelude::*, scan_args::get_kwargs, scan_args::scan_args, typed_data::Obj,
     value::Opaque, DataTypeFunctions, Error, RArray, RHash, RModule, Ruby, TypedData, Value,
 };
 use window_machines_core::{Insertion, KeyedSessions, Span};
 
-use crate::batch::{loading_keys, Batch};
+use crate::batch::{loading_keys, Batch, Lookahead};
 use crate::checkpoint;
 use crate::convert::{inserted, optional, spans_array, to_u64, yield_merges};
 use crate::errors::{or_raise_event, OrRaise};
@@ -113,20 +116,66 @@ impl RbKeyedSessions {
             [("keys", Some(keys)), ("timestamps", Some(timestamps))],
         )?;
         let block_given = ruby.block_given();
-        let mut applied = 0;
-        batch.each(
+        let applied = Cell::new(0);
+        batch.each_by_runs(
             ruby,
+            |range, lookahead| {
+                if block_given {
+                    // Each insert may yield its merges.
+                    Ok(range.start)
+                } else {
+                    Self::insert_run(ruby, rb_self, &batch, range, lookahead, &applied)
+                }
+            },
             Some(&loading_keys(ruby, &this.0)),
             |[key, timestamp]| Ok((key, Self::apply(ruby, rb_self, key, timestamp)?)),
             |(key, insertion)| {
-                applied += 1;
+                applied.set(applied.get() + 1);
                 if block_given {
                     yield_merges(ruby, &insertion, Some(key))?;
                 }
                 Ok(())
             },
         )?;
-        Ok(applied)
+        Ok(applied.get())
+    }
+
+    /// Inserts the elements of `batch` in `range`, in order, under one
+    /// borrow of the tracker, for as long as each is filed by
+    /// [`Batch::file_without_ruby`] and inserted; stops at the first that
+    /// is not (late, refused, needing Ruby, or the receiver frozen), which
+    /// `insert` then takes whole, and returns its index. A refused insert
+    /// changes nothing.
+    fn insert_run(
+        ruby: &Ruby,
+        rb_self: Value,
+        batch: &Batch<2>,
+        range: Range<usize>,
+        lookahead: &mut Lookahead,
+        applied: &Cell<usize>,
+    ) -> Result<usize, Error> {
+        if rb_self.is_frozen() {
+            return Ok(range.start);
+        }
+        let this = unwrap::<Self>(ruby, rb_self)?;
+        this.0.write(ruby, |tracker| {
+            batch.file_without_ruby(
+                ruby,
+                tracker,
+                range,
+                lookahead,
+                |tracker, [key, _], timestamp, found| {
+                    let make_key = || held::hold(rb_self, key);
+                    let inserted = tracker
+                        .insert(found.slot, found.hash, make_key, timestamp)
+                        .is_ok();
+                    if inserted {
+                        applied.set(applied.get() + 1);
+                    }
+                    inserted
+                },
+            )
+        })
     }
 
     /// One event applied, as `insert` and `insert_all` apply it.
