@@ -58,6 +58,23 @@ RSpec.describe "WindowMachines::Aggregate" do
       expect(result_of(agg::Sum.new, Array.new(5) { |at| [at, 2**64 - 1] })).to eql(5 * ((2**64) - 1))
     end
 
+    # Two sessions' sums that each fit 64 bits may not fit once an event
+    # bridges them; the merged sum is exact all the same.
+    it "adds Integers exactly when an event merges two sessions whose sums only fit apart" do
+      fixnum_max = (2**62) - 1
+      [[[fixnum_max, fixnum_max, 1], 1], [[fixnum_max, fixnum_max, fixnum_max], 0],
+       [[-fixnum_max - 1, -fixnum_max - 1, -fixnum_max - 1], 0]].each do |(one, two, three), bridging|
+        [agg::Sum.new, agg::Mean.new].each do |aggregator|
+          sessions = WindowMachines::SessionWindows.new(10, grace: 30, aggregate: aggregator)
+          [[0, one], [1, two], [21, three]].each { |at, value| sessions.add("k", at, value) }
+          expect(sessions.add("k", 11, bridging)).to be(true)
+          total = one + two + three + bridging
+          expected = aggregator.is_a?(agg::Sum) ? total : total.fdiv(4)
+          expect(sessions.flush.to_a).to eq([["k", 0, 21, expected]]), aggregator.class.name
+        end
+      end
+    end
+
     it "is a Float once a Float is added, as Integer#+ makes it" do
       expect(result_of(agg::Sum.new, [[1, 1], [2, 0.5]])).to eql(1.5)
       expect(result_of(agg::Sum.new, [[1, 0.1], [2, 0.2]])).to eql(0.1 + 0.2)

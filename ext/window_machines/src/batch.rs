@@ -24,11 +24,10 @@ use std::ops::Range;
 use magnus::{prelude::*, value::Opaque, Error, RArray, Ruby, Value};
 use window_machines_core::{KeyLookup, Prefetch};
 
-use crate::convert::fixnum_u64;
 use crate::errors::{at_index, described, invalid_argument, wrong_type};
 use crate::guard::Guard;
-use crate::hash_key::{hash_without_ruby, prefetch_key, stored_as_copy};
-use crate::key_lookup::{find_without_ruby, Found};
+use crate::hash_key::{hash_without_ruby, prefetch_key};
+use crate::key_lookup::{event_without_ruby, Found};
 
 /// How many elements a batch applies between two checks for interrupts:
 /// well under a millisecond of work even for the slowest batch call.
@@ -226,13 +225,12 @@ impl<const N: usize> Batch<N> {
     }
 
     /// Files the elements of `range` under their keys in `tracker`, in
-    /// order, with no Ruby code run: each key is looked up with
-    /// [`find_without_ruby`], and `file` is given the tracker, the row, the
+    /// order, with no Ruby code run: each is read by
+    /// [`event_without_ruby`], and `file` is given the tracker, the row, the
     /// timestamp and what was found, and says whether it filed the element
-    /// (changing nothing if not). Stops at the first element whose
-    /// timestamp is not a Fixnum of 0 or more, whose key needs Ruby to be
-    /// found or stored (a new unfrozen String is held as a copy), or that
-    /// `file` did not file, and returns its index; `range.end` if none.
+    /// (changing nothing if not). Stops at the first element that needs
+    /// Ruby, or that `file` did not file, and returns its index;
+    /// `range.end` if none.
     pub fn file_without_ruby<S>(
         &self,
         ruby: &Ruby,
@@ -254,16 +252,12 @@ impl<const N: usize> Batch<N> {
             let (Some(key), Some(timestamp)) = (row.get(KEYS), row.get(TIMESTAMPS)) else {
                 return index;
             };
-            let Some(timestamp) = fixnum_u64(*timestamp) else {
-                return index;
-            };
-            let Some(found) = find_without_ruby(ruby, &*tracker, *key, lookahead.hash(index))
+            let hashed = lookahead.hash(index);
+            let Some((timestamp, found)) =
+                event_without_ruby(ruby, &*tracker, *key, *timestamp, hashed)
             else {
                 return index;
             };
-            if found.slot.is_none() && stored_as_copy(ruby, *key) {
-                return index;
-            }
             if !file(tracker, row, timestamp, found) {
                 return index;
             }

@@ -14,9 +14,12 @@
 use magnus::{value::Opaque, Error, Ruby, Value};
 use window_machines_core::{KeyLookup, KeySlot};
 
+use crate::convert::fixnum_u64;
 use crate::errors::check_frozen;
 use crate::guard::Guard;
-use crate::hash_key::{hash_of, hash_without_ruby, same_key, same_key_without_ruby, stored};
+use crate::hash_key::{
+    hash_of, hash_without_ruby, same_key, same_key_without_ruby, stored, stored_as_copy,
+};
 use crate::held::hold;
 
 /// How many times in a row a lookup may start over because the tracker
@@ -66,6 +69,29 @@ where
         })
     });
     (!needs_ruby).then_some(Found { hash, slot })
+}
+
+/// What filing an event for `key` at `timestamp` needs, found with no Ruby
+/// code run on a state already borrowed: the timestamp, a Fixnum of 0 or
+/// more, and the key, found by [`find_without_ruby`] (`hashed` as there).
+/// `None` if either needs Ruby, or the key is new and would be held as a
+/// copy (which allocates); the event then goes through [`file_under`].
+pub fn event_without_ruby<S>(
+    ruby: &Ruby,
+    state: &S,
+    key: Value,
+    timestamp: Value,
+    hashed: Option<u64>,
+) -> Option<(u64, Found)>
+where
+    S: KeyLookup<Key = Opaque<Value>>,
+{
+    let timestamp = fixnum_u64(timestamp)?;
+    let found = find_without_ruby(ruby, state, key, hashed)?;
+    if found.slot.is_none() && stored_as_copy(ruby, key) {
+        return None;
+    }
+    Some((timestamp, found))
 }
 
 /// The slot holding `key` (hashed to `hash`) and the epoch at which that

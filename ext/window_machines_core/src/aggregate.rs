@@ -394,30 +394,6 @@ impl<V: Clone> Accumulator<V> {
         })
     }
 
-    /// Whether merging `self` with `later` needs the host.
-    #[must_use]
-    pub fn merge_needs_ops(&self, later: &Self) -> bool {
-        match (self, later) {
-            (Accumulator::Sum(a) | Accumulator::Mean { sum: a, .. }, Accumulator::Sum(b))
-            | (
-                Accumulator::Sum(a) | Accumulator::Mean { sum: a, .. },
-                Accumulator::Mean { sum: b, .. },
-            ) => !matches!(
-                (a, b),
-                (
-                    Number::Int(_) | Number::Float(_),
-                    Number::Int(_) | Number::Float(_)
-                )
-            ),
-            (Accumulator::Min(Some(a)), Accumulator::Min(Some(b)))
-            | (Accumulator::Max(Some(a)), Accumulator::Max(Some(b))) => {
-                native_compare(b, a).is_none()
-            }
-            (Accumulator::Custom(_), _) => true,
-            _ => false,
-        }
-    }
-
     /// The aggregator it belongs to.
     #[must_use]
     pub fn kind(&self) -> Kind {
@@ -746,16 +722,6 @@ impl Aggregation {
                 .iter()
                 .zip(&self.parts)
                 .all(|(acc, part)| acc.kind() == part.kind && acc.fits(first, last))
-    }
-
-    /// Whether merging needs the host.
-    #[must_use]
-    pub fn merge_needs_ops<V: Clone>(
-        &self,
-        earlier: &[Accumulator<V>],
-        later: &[Accumulator<V>],
-    ) -> bool {
-        earlier.iter().zip(later).any(|(a, b)| a.merge_needs_ops(b))
     }
 }
 

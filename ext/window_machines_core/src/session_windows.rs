@@ -3,7 +3,7 @@
 //! set of accumulators per held session. A growing session adds to its
 //! accumulators; two sessions bridged by an event merge theirs.
 
-use crate::aggregate::{Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
+use crate::aggregate::{Accumulators, Aggregation, Input, NeedsHost, NoOps, Ops, Refusal};
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
@@ -229,12 +229,16 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
             [] => self.aggregation.fresh_needs_ops(inputs),
             [one] => self.aggregation.add_needs_ops(one, inputs),
             [older, newer, ..] => {
-                // Merged first, then added to: a merge with no host call
-                // keeps every number native, so the add can be judged on
-                // the older side's kinds.
-                self.aggregation.merge_needs_ops(older, newer)
-                    || self.aggregation.add_needs_ops(older, inputs)
-                    || self.aggregation.add_needs_ops(newer, inputs)
+                // Merged first, then added to. Merging without the host is
+                // the one exact test: two sums that each fit may not fit
+                // together, nor with the input. Bridging events are rare.
+                match self
+                    .aggregation
+                    .merge(older.clone(), newer.clone(), &mut NoOps)
+                {
+                    Ok(merged) => self.aggregation.add_needs_ops(&merged, inputs),
+                    Err(NeedsHost) => true,
+                }
             }
         }
     }
