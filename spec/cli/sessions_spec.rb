@@ -145,6 +145,24 @@ RSpec.describe "window_machines sessions" do
     expect(result.stdout).to eq(%({"first":100,"last":102,"sum_v":27000000000000000000,"sum_w":6,"mean_w":2.0,"sum_x":5.0}\n))
   end
 
+  it "compares integers past 64 bits with floats exactly, and divides a mean's exact sum, as Ruby does" do
+    values = [2**64, 2**64 + 1, 250_831_712_069_219_644]
+    input = <<~JSONL
+      {"ts":1,"k":"max","v":18446744073709551616.0}
+      {"ts":2,"k":"max","v":#{values[1]}}
+      {"ts":3,"k":"min","v":#{values[1]}}
+      {"ts":4,"k":"min","v":18446744073709551616.0}
+      {"ts":5,"k":"mean","v":#{values[2]}}
+      {"ts":6,"k":"mean","v":#{values[2]}}
+      {"ts":7,"k":"mean","v":#{values[2]}}
+    JSONL
+    result = sessions("--gap", "10", "--key", "k", "--agg", "min:v,max:v,mean:v", stdin: input)
+    rows = result.stdout.lines.to_h { |line| JSON.parse(line).then { |row| [row["k"], row] } }
+    expect(rows["max"]["max_v"]).to eq(values[1])
+    expect(rows["min"]["min_v"]).to eql(18_446_744_073_709_551_616.0)
+    expect(rows["mean"]["mean_v"]).to eql((values[2] * 3).fdiv(3))
+  end
+
   it "takes first and last by timestamp, equal timestamps in the order they were read" do
     input = <<~JSONL
       {"ts":105,"v":"b"}

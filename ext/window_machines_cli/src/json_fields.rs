@@ -290,9 +290,6 @@ impl Scan<'_> {
 
     /// Steps over any value, checking it is well formed.
     fn value(&mut self, depth: usize) -> Result<(), String> {
-        if depth >= MAX_DEPTH {
-            return Err(self.problem("nested too deeply"));
-        }
         match self.peek() {
             Some(b'"') => self.string().map(|_| ()),
             Some(b't') => self.literal(b"true"),
@@ -300,6 +297,10 @@ impl Scan<'_> {
             Some(b'n') => self.literal(b"null"),
             Some(b'-' | b'0'..=b'9') => self.number(),
             Some(open @ (b'{' | b'[')) => {
+                // `depth` containers hold this one: past MAX_DEPTH levels?
+                if depth >= MAX_DEPTH {
+                    return Err(self.problem("nested too deeply"));
+                }
                 let close = if open == b'{' { b'}' } else { b']' };
                 self.at += 1;
                 self.skip_space();
@@ -452,6 +453,31 @@ mod tests {
                 Some(r#"{"id": "x\"y", "n": null}"#.into()),
             ]
         );
+    }
+
+    #[test]
+    fn takes_lines_nested_up_to_128_levels() {
+        // Levels of Arrays under the top-level object, itself one level.
+        let nested = |levels: usize| {
+            format!(
+                r#"{{"a": 1, "n": {}1{}}}"#,
+                "[".repeat(levels - 1),
+                "]".repeat(levels - 1)
+            )
+        };
+        assert_eq!(
+            read(&["a"], &nested(MAX_DEPTH)).unwrap(),
+            vec![Some("1".into())]
+        );
+        assert!(read(&["a"], &nested(MAX_DEPTH + 1)).is_err());
+        let objects =
+            |levels: usize| format!("{}1{}", r#"{"a":"#.repeat(levels), "}".repeat(levels));
+        let path = vec!["a"; MAX_DEPTH].join(".");
+        assert_eq!(
+            read(&[path.as_str()], &objects(MAX_DEPTH)).unwrap(),
+            vec![Some("1".into())]
+        );
+        assert!(read(&["a"], &objects(MAX_DEPTH + 1)).is_err());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::io::Write;
 
-use window_machines_core::{Accumulator, Input, Number, Ops, Stamped};
+use window_machines_core::{compare_int_float, Accumulator, Input, Number, Ops, Stamped};
 
 use crate::json_fields::write_string;
 
@@ -121,16 +121,22 @@ impl Ops<Value> for FileOps {
     }
 
     fn compare(&mut self, a: &Input<Value>, b: &Input<Value>) -> Result<Ordering, String> {
-        match (number_of(a), number_of(b)) {
-            (Some(a), Some(b)) => match (as_int(&a), as_int(&b)) {
-                (Some(a), Some(b)) => Ok(a.cmp(&b)),
-                _ => as_float(&a)
-                    .zip(as_float(&b))
-                    .and_then(|(a, b)| a.partial_cmp(&b))
-                    .ok_or_else(|| "numbers that do not compare".to_owned()),
-            },
-            _ => Err("a comparison of something that is not a number".to_owned()),
-        }
+        let (Some(a), Some(b)) = (number_of(a), number_of(b)) else {
+            return Err("a comparison of something that is not a number".to_owned());
+        };
+        // Exactly, as Ruby compares them: an Integer past 53 bits and a
+        // Float may differ where both round to one f64.
+        let order = match (as_int(&a), as_int(&b), &a, &b) {
+            (Some(a), Some(b), ..) => Some(a.cmp(&b)),
+            (Some(int), None, _, Number::Float(float)) => compare_int_float(int, *float),
+            (None, Some(int), Number::Float(float), _) => {
+                compare_int_float(int, *float).map(Ordering::reverse)
+            }
+            _ => as_float(&a)
+                .zip(as_float(&b))
+                .and_then(|(a, b)| a.partial_cmp(&b)),
+        };
+        order.ok_or_else(|| "numbers that do not compare".to_owned())
     }
 
     fn initial(&mut self, _part: usize) -> Result<Value, String> {
@@ -195,6 +201,48 @@ fn write_stamped(stamped: Option<&Stamped<Value>>, out: &mut Vec<u8>) {
     }
 }
 
+/// `sum / count` as Ruby's `fdiv` gives it: an Integer sum divided
+/// exactly, then rounded once; `None` with no count.
+fn mean(sum: &Number<Value>, count: u64) -> Option<f64> {
+    if count == 0 {
+        return None;
+    }
+    match as_int(sum) {
+        Some(int) => Some(exact_quotient(int, count)),
+        #[allow(clippy::cast_precision_loss)]
+        None => as_float(sum).map(|sum| sum / count as f64),
+    }
+}
+
+/// `int / count`, rounded once to the nearest f64. The quotient is worked
+/// out bit by bit until it holds at least 55 bits, the rest of the
+/// division kept as a sticky low bit, so converting it rounds as the
+/// exact quotient would.
+fn exact_quotient(int: i128, count: u64) -> f64 {
+    let divisor = u128::from(count);
+    let mut quotient = int.unsigned_abs() / divisor;
+    let mut remainder = int.unsigned_abs() % divisor;
+    let mut exponent = 0_i32;
+    while quotient < 1 << 55 && (quotient != 0 || remainder != 0) {
+        // remainder < divisor <= 2**64, so doubling it cannot overflow.
+        remainder <<= 1;
+        quotient <<= 1;
+        if remainder >= divisor {
+            remainder -= divisor;
+            quotient |= 1;
+        }
+        exponent -= 1;
+    }
+    let sticky = u128::from(remainder != 0);
+    #[allow(clippy::cast_precision_loss)]
+    let magnitude = (quotient | sticky) as f64 * 2_f64.powi(exponent);
+    if int < 0 {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
 /// An aggregator's result as JSON.
 pub fn write_result(acc: &Accumulator<Value>, out: &mut Vec<u8>) {
     match acc {
@@ -204,14 +252,10 @@ pub fn write_result(acc: &Accumulator<Value>, out: &mut Vec<u8>) {
             Some(input) => write_input(input, out),
             None => out.extend_from_slice(b"null"),
         },
-        Accumulator::Mean { sum, count } =>
-        {
-            #[allow(clippy::cast_precision_loss)]
-            match as_float(sum) {
-                Some(sum) if *count > 0 => write_float(sum / *count as f64, out),
-                _ => out.extend_from_slice(b"null"),
-            }
-        }
+        Accumulator::Mean { sum, count } => match mean(sum, *count) {
+            Some(mean) => write_float(mean, out),
+            None => out.extend_from_slice(b"null"),
+        },
         Accumulator::Collect(inputs) => {
             out.push(b'[');
             for (index, stamped) in inputs.iter().enumerate() {
@@ -240,6 +284,40 @@ pub fn json_of_text(text: &[u8]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mean_divides_the_exact_sum_and_rounds_once() {
+        // Each expected value is Ruby's Integer#fdiv of the same numbers.
+        let cases: [(i128, u64, f64); 6] = [
+            (752_495_136_207_658_932, 3, 2.508_317_120_692_196_5e17),
+            (-752_495_136_207_658_932, 3, -2.508_317_120_692_196_5e17),
+            (i128::MAX, 7, 2.430_588_335_149_560_3e37),
+            (1, 3, 0.333_333_333_333_333_3),
+            (18_014_398_509_481_985, 2, 9.007_199_254_740_992e15),
+            (0, 5, 0.0),
+        ];
+        for (sum, count, expected) in cases {
+            assert_eq!(
+                mean(&Number::Host(Value::Big(sum)), count),
+                Some(expected),
+                "{sum} / {count}"
+            );
+        }
+        assert_eq!(mean(&Number::Int(7), 0), None);
+    }
+
+    #[test]
+    fn extremes_compare_wide_integers_and_floats_exactly() {
+        let two_pow_64 = Input::Float(18_446_744_073_709_551_616.0);
+        let above = Input::Numeric(Value::Big((1 << 64) + 1));
+        assert_eq!(FileOps.compare(&above, &two_pow_64), Ok(Ordering::Greater));
+        assert_eq!(FileOps.compare(&two_pow_64, &above), Ok(Ordering::Less));
+        let below = Input::Numeric(Value::Big(-(1 << 63) - 1));
+        assert_eq!(
+            FileOps.compare(&below, &Input::Float(-9_223_372_036_854_775_808.0)),
+            Ok(Ordering::Less)
+        );
+    }
 
     #[test]
     fn numbers_are_exact_where_they_can_be() {

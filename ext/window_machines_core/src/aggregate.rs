@@ -163,29 +163,34 @@ fn native_compare<V>(a: &Input<V>, b: &Input<V>) -> Option<Ordering> {
     match (a, b) {
         (Input::Int(a), Input::Int(b)) => Some(a.cmp(b)),
         (Input::Float(a), Input::Float(b)) => a.partial_cmp(b),
-        (Input::Int(a), Input::Float(b)) => compare_int_float(*a, *b),
-        (Input::Float(a), Input::Int(b)) => compare_int_float(*b, *a).map(Ordering::reverse),
+        (Input::Int(a), Input::Float(b)) => compare_int_float(i128::from(*a), *b),
+        (Input::Float(a), Input::Int(b)) => {
+            compare_int_float(i128::from(*b), *a).map(Ordering::reverse)
+        }
         _ => None,
     }
 }
 
 /// Exactly, as Ruby compares an Integer with a Float; `None` for NaN.
-fn compare_int_float(int: i64, float: f64) -> Option<Ordering> {
+/// Takes any Integer up to 128 bits, so a host holding wider Integers
+/// natively compares them the same way.
+#[must_use]
+pub fn compare_int_float(int: i128, float: f64) -> Option<Ordering> {
     if float.is_nan() {
         return None;
     }
-    // 2**63 as f64 is exact; every f64 at or past it is above any i64.
-    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
-    if float >= TWO_POW_63 {
+    // 2**127 as f64 is exact; every f64 at or past it is above any i128.
+    const TWO_POW_127: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0;
+    if float >= TWO_POW_127 {
         return Some(Ordering::Less);
     }
-    if float < -TWO_POW_63 {
+    if float < -TWO_POW_127 {
         return Some(Ordering::Greater);
     }
     let whole = float.trunc();
     // In range and whole: the conversion is exact.
     #[allow(clippy::cast_possible_truncation)]
-    let whole_int = whole as i64;
+    let whole_int = whole as i128;
     Some(int.cmp(&whole_int).then_with(|| {
         let fraction = float - whole;
         0.0_f64.partial_cmp(&fraction).unwrap_or(Ordering::Equal)
@@ -826,7 +831,7 @@ mod tests {
     #[test]
     fn min_max_compare_integers_and_floats_exactly() {
         assert_eq!(
-            compare_int_float(i64::MAX, 9.223_372_036_854_776e18),
+            compare_int_float(i128::from(i64::MAX), 9.223_372_036_854_776e18),
             Some(Ordering::Less)
         );
         assert_eq!(compare_int_float(3, 3.0), Some(Ordering::Equal));
@@ -834,6 +839,29 @@ mod tests {
         assert_eq!(compare_int_float(-3, -2.5), Some(Ordering::Less));
         assert_eq!(compare_int_float(-3, -3.5), Some(Ordering::Greater));
         assert_eq!(compare_int_float(1, f64::NAN), None);
+        // Past 64 bits: 2**64 + 1 against 2**64, which f64 holds exactly.
+        let two_pow_64 = 18_446_744_073_709_551_616.0;
+        assert_eq!(
+            compare_int_float((1 << 64) + 1, two_pow_64),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            compare_int_float(-(1 << 64) - 1, -two_pow_64),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            compare_int_float(i128::MAX, 1.7e38),
+            Some(Ordering::Greater)
+        );
+        let two_pow_127 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0;
+        assert_eq!(
+            compare_int_float(i128::MAX, two_pow_127),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            compare_int_float(i128::MIN, -two_pow_127),
+            Some(Ordering::Equal)
+        );
         let mut acc = Accumulator::Min(None);
         add(&mut acc, Kind::Min, 1, Input::Int(3));
         add(&mut acc, Kind::Min, 1, Input::Float(2.5));
