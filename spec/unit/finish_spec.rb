@@ -81,13 +81,37 @@ RSpec.describe "finish, the end of input" do
     expect(enumerator.to_a).to eq([["a", 0, 60, 1]])
   end
 
-  it "is carried by dup, and a tracker restored from a finished one's checkpoint holds nothing" do
+  it "is carried by dup, Marshal and a checkpoint (ended: true), so a restored tracker refuses events too" do
+    [WindowMachines::TumblingWindows.new(60, aggregate: count),
+     WindowMachines::SessionWindows.new(60, aggregate: count, watermark: :manual)].each do |tracker|
+      tracker.add("a", 1)
+      tracker.finish { nil }
+      expect(tracker.to_h).to include(ended: true, windows: [])
+      from_json = tracker.class.from_h(JSON.parse(JSON.generate(tracker.to_h)), aggregate: count)
+      [tracker.dup, Marshal.load(Marshal.dump(tracker)), from_json].each do |copy|
+        expect([copy.size, copy.watermark]).to eq([0, end_of_time])
+        expect(copy).to eq(tracker)
+        expect { copy.add("a", 4) }.to raise_error(WindowMachines::LateEventError)
+      end
+    end
+  end
+
+  it "is absent from the checkpoint of a tracker whose input has not ended, which still reads without it" do
     windows = WindowMachines::TumblingWindows.new(60, aggregate: count)
     windows.add("a", 1)
+    expect(windows.to_h).not_to include(:ended)
+    restored = WindowMachines::TumblingWindows.from_h(windows.to_h.merge(ended: false), aggregate: count)
+    expect(restored.add("a", 2)).to be(true)
+  end
+
+  it "refuses a checkpoint of ended input that holds windows, or whose ended is not true or false" do
+    windows = WindowMachines::TumblingWindows.new(60, aggregate: count)
+    windows.add("a", 1)
+    expect { WindowMachines::TumblingWindows.from_h(windows.to_h.merge(ended: true), aggregate: count) }
+      .to raise_error(WindowMachines::ArgumentError, "checkpoint of ended input holds windows")
     windows.finish { nil }
-    expect(windows.dup.watermark).to eq(end_of_time)
-    restored = WindowMachines::TumblingWindows.from_h(windows.to_h, aggregate: count)
-    expect(restored.size).to eq(0)
+    expect { WindowMachines::TumblingWindows.from_h(windows.to_h.merge(ended: "yes"), aggregate: count) }
+      .to raise_error(WindowMachines::TypeError, 'ended must be true or false, got "yes" (String)')
   end
 end
 

@@ -10,7 +10,10 @@
 
 use std::sync::Arc;
 
-use magnus::{prelude::*, typed_data::Obj, value::Opaque, Error, RArray, RHash, Ruby, Value};
+use magnus::{
+    prelude::*, rb_sys::AsRawValue, typed_data::Obj, value::Opaque, Error, RArray, RHash, Ruby,
+    Value,
+};
 use window_machines_core::{Accumulators, Aggregating, ClockMode, EventClock, Input, Ops};
 
 use crate::accumulator_state::Form;
@@ -24,7 +27,11 @@ use crate::held::hold;
 use crate::key_lookup::file_under;
 
 /// What every aggregating checkpoint holds after the class's own fields.
-const COMMON: [&str; 5] = ["grace", "watermark", "time", "late_count", "windows"];
+const COMMON: [&str; 6] = ["grace", "watermark", "time", "late_count", "windows", ENDED];
+
+/// Written only once the input has ended (`finish`), so checkpoints from
+/// before it was written still read.
+const ENDED: &str = "ended";
 /// What only Marshal's form holds.
 const CODE: [&str; 2] = ["aggregate", "on_late"];
 
@@ -110,6 +117,9 @@ pub fn dump<W: Shaped>(ruby: &Ruby, this: &W, form: Form) -> Result<RHash, Error
     hash.aset(ruby.to_symbol("time"), clock.time())?;
     hash.aset(ruby.to_symbol("late_count"), late_count)?;
     hash.aset(ruby.to_symbol("windows"), array)?;
+    if clock.ended() {
+        hash.aset(ruby.to_symbol(ENDED), true)?;
+    }
     if form == Form::Any {
         hash.aset(ruby.to_symbol("aggregate"), aggregation.argument(ruby))?;
         hash.aset(ruby.to_symbol("on_late"), on_late.value(ruby))?;
@@ -130,7 +140,7 @@ pub fn restore<W: Shaped>(ruby: &Ruby, fresh: Obj<W>, input: Value) -> Result<()
     // holder is made first, so reading and pinning allocate nothing.
     let mut keep = Keep::ready(ruby);
     let mut values = vec![ruby.qnil().as_value(); names.len()];
-    read_fields(ruby, input, &names, &mut values)?;
+    read_fields(ruby, input, &names, &[ENDED], &mut values)?;
     for value in &values {
         keep.push(ruby, *value)?;
     }
@@ -163,10 +173,31 @@ pub fn restore<W: Shaped>(ruby: &Ruby, fresh: Obj<W>, input: Value) -> Result<()
             ),
         )
     })?;
+    let ended = field(ENDED)?;
+    let ended = match ended {
+        _ if ended.is_nil() || ended.as_raw() == ruby.qfalse().as_raw() => false,
+        _ if ended.as_raw() == ruby.qtrue().as_raw() => true,
+        _ => {
+            return Err(wrong_type(
+                ruby,
+                format!("ended must be true or false, got {}", described(ended)),
+            ))
+        }
+    };
+    if ended && !windows.is_empty() {
+        // `finish` hands every window over.
+        return Err(invalid_argument(
+            ruby,
+            "checkpoint of ended input holds windows".to_owned(),
+        ));
+    }
     let on_late = OnLate::new(ruby, Some(field("on_late")?))?;
     let (mut tracker, aggregation) =
         W::with_shape(ruby, shape, (mode, grace), field("aggregate")?)?;
     tracker.restore_counts(time, late_count);
+    if ended {
+        tracker.finish();
+    }
     let owner = fresh.as_value();
     fresh.put_state(ruby, owner, State::new(tracker, aggregation, on_late))?;
     let aggregation = fresh

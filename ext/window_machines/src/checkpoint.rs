@@ -17,16 +17,19 @@ pub fn fields<const N: usize>(
     names: [&str; N],
 ) -> Result<[Value; N], Error> {
     let mut values = [ruby.qnil().as_value(); N];
-    read_fields(ruby, input, &names, &mut values)?;
+    read_fields(ruby, input, &names, &[], &mut values)?;
     Ok(values)
 }
 
 /// [`fields`] for a list of names known at run time, into `values` (as
-/// long as `names`), which the caller keeps where the GC sees it.
+/// long as `names`), which the caller keeps where the GC sees it. A name
+/// in `optional` may be left out, and reads as nil: a field added to a
+/// checkpoint later, so that older checkpoints still read.
 pub fn read_fields(
     ruby: &Ruby,
     input: Value,
     names: &[&str],
+    optional: &[&str],
     values: &mut [Value],
 ) -> Result<(), Error> {
     let hash = RHash::from_value(input).ok_or_else(|| {
@@ -57,8 +60,16 @@ pub fn read_fields(
         Ok(ForEach::Continue)
     })?;
     for ((value, found), name) in values.iter_mut().zip(found).zip(names) {
-        *value =
-            found.ok_or_else(|| invalid_argument(ruby, format!("checkpoint is missing {name}")))?;
+        *value = match found {
+            Some(found) => found,
+            None if optional.contains(name) => ruby.qnil().as_value(),
+            None => {
+                return Err(invalid_argument(
+                    ruby,
+                    format!("checkpoint is missing {name}"),
+                ))
+            }
+        };
     }
     Ok(())
 }

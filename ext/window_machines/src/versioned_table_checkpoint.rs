@@ -102,7 +102,7 @@ pub fn restore(ruby: &Ruby, fresh: Obj<RbVersionedTable>, input: Value) -> Resul
     // holder is made first, so reading and pinning allocate nothing.
     let mut keep = Keep::ready(ruby);
     let mut values = [ruby.qnil().as_value(); FIELDS.len()];
-    read_fields(ruby, input, &FIELDS, &mut values)?;
+    read_fields(ruby, input, &FIELDS, &[], &mut values)?;
     for value in &values {
         keep.push(ruby, *value)?;
     }

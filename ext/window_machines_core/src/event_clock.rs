@@ -30,8 +30,8 @@ pub struct EventClock {
     trail: Trail,
     grace: u64,
     time: Watermark,
-    /// Set by [`EventClock::finish`]; not part of a checkpoint, since a
-    /// finished tracker holds nothing.
+    /// Set by [`EventClock::finish`]: a checkpoint carries it, since
+    /// every event after it is late.
     ended: bool,
 }
 
@@ -55,6 +55,12 @@ impl EventClock {
     #[must_use]
     pub fn grace(&self) -> u64 {
         self.grace
+    }
+
+    /// Whether [`EventClock::finish`] ended the input.
+    #[must_use]
+    pub fn ended(&self) -> bool {
+        self.ended
     }
 
     /// Stream time, or the value last advanced to.
