@@ -50,12 +50,7 @@ where
 /// then looked up with [`file_under`]. So a batch can look up many keys
 /// under one borrow. `hashed` is the key's hash if already known, computed
 /// since Ruby code last ran.
-pub fn find_without_ruby<S>(
-    ruby: &Ruby,
-    state: &S,
-    key: Value,
-    hashed: Option<u64>,
-) -> Option<Found>
+fn find_without_ruby<S>(ruby: &Ruby, state: &S, key: Value, hashed: Option<u64>) -> Option<Found>
 where
     S: KeyLookup<Key = Opaque<Value>>,
 {
