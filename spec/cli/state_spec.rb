@@ -20,12 +20,7 @@ RSpec.describe "window_machines --state" do
   def file_args(files) = ["--output", files.output, "--late", files.late, "--bad", files.bad, "--state", files.state]
 
   describe "after a stop on bad input" do
-    around do |example|
-      Dir.mktmpdir("window_machines-state") do |dir|
-        @dir = dir
-        example.run
-      end
-    end
+    include_context "in a temporary directory"
 
     let(:bad_line_number) { 30 }
 

@@ -109,6 +109,10 @@ RSpec.describe "finish, the end of input" do
     windows.add("a", 1)
     expect { WindowMachines::TumblingWindows.from_h(windows.to_h.merge(ended: true), aggregate: count) }
       .to raise_error(WindowMachines::ArgumentError, "checkpoint of ended input holds windows")
+    sessions = WindowMachines::SessionWindows.new(5, aggregate: count)
+    sessions.add("a", 1)
+    expect { WindowMachines::SessionWindows.from_h(sessions.to_h.merge(ended: true), aggregate: count) }
+      .to raise_error(WindowMachines::ArgumentError, "checkpoint of ended input holds windows")
     windows.finish { nil }
     expect { WindowMachines::TumblingWindows.from_h(windows.to_h.merge(ended: "yes"), aggregate: count) }
       .to raise_error(WindowMachines::TypeError, 'ended must be true or false, got "yes" (String)')

@@ -10,16 +10,13 @@
 
 use std::sync::Arc;
 
-use magnus::{
-    prelude::*, rb_sys::AsRawValue, typed_data::Obj, value::Opaque, Error, RArray, RHash, Ruby,
-    Value,
-};
+use magnus::{prelude::*, typed_data::Obj, value::Opaque, Error, RArray, RHash, Ruby, Value};
 use window_machines_core::{Accumulators, Aggregating, ClockMode, EventClock, Input, Ops};
 
 use crate::accumulator_state::Form;
 use crate::aggregating::{clock_mode, OnLate, State, Wraps};
 use crate::aggregation::{Held, Keep, RubyAggregation};
-use crate::checkpoint::{optional_u64, read_fields};
+use crate::checkpoint::{optional_flag, optional_u64, read_fields};
 use crate::convert::{entry, to_u64};
 use crate::errors::{described, invalid_argument, wrong_type, OrRaise};
 use crate::hash_key::json_problem;
@@ -173,24 +170,7 @@ pub fn restore<W: Shaped>(ruby: &Ruby, fresh: Obj<W>, input: Value) -> Result<()
             ),
         )
     })?;
-    let ended = field(ENDED)?;
-    let ended = match ended {
-        _ if ended.is_nil() || ended.as_raw() == ruby.qfalse().as_raw() => false,
-        _ if ended.as_raw() == ruby.qtrue().as_raw() => true,
-        _ => {
-            return Err(wrong_type(
-                ruby,
-                format!("ended must be true or false, got {}", described(ended)),
-            ))
-        }
-    };
-    if ended && !windows.is_empty() {
-        // `finish` hands every window over.
-        return Err(invalid_argument(
-            ruby,
-            "checkpoint of ended input holds windows".to_owned(),
-        ));
-    }
+    let ended = optional_flag(ruby, ENDED, field(ENDED)?)?;
     let on_late = OnLate::new(ruby, Some(field("on_late")?))?;
     let (mut tracker, aggregation) =
         W::with_shape(ruby, shape, (mode, grace), field("aggregate")?)?;

@@ -67,6 +67,9 @@ pub fn loading_keys<'a, S: KeyLookup>(
 pub struct Lookahead {
     hashes: [Option<(usize, u64, u64)>; LOOKAHEAD],
     stretch: u64,
+    /// The last element loaded for: a run that stops at an element has
+    /// loaded for it already.
+    loaded: Option<usize>,
 }
 
 impl Lookahead {
@@ -210,6 +213,9 @@ impl<const N: usize> Batch<N> {
         index: usize,
         lookahead: &mut Lookahead,
     ) {
+        if lookahead.loaded.replace(index) == Some(index) {
+            return;
+        }
         if let Some(key) = self.element(KEYS, index + LOOKAHEAD) {
             prefetch_key(key);
         }

@@ -3,7 +3,10 @@
 //! treats it as untrusted input: every key, type and range is checked here,
 //! every invariant by the core.
 
-use magnus::{prelude::*, r_hash::ForEach, Error, RArray, RHash, RString, Ruby, Symbol, Value};
+use magnus::{
+    prelude::*, r_hash::ForEach, rb_sys::AsRawValue, Error, RArray, RHash, RString, Ruby, Symbol,
+    Value,
+};
 use window_machines_core::Span;
 
 use crate::convert::{entry, to_u64};
@@ -79,6 +82,20 @@ fn key_name(key: Value) -> Option<String> {
         return symbol.name().ok().map(|name| name.into_owned());
     }
     RString::from_value(key).and_then(|string| string.to_string().ok())
+}
+
+/// `nil` or false (false), or true: a flag a checkpoint may leave out.
+pub fn optional_flag(ruby: &Ruby, name: &str, value: Value) -> Result<bool, Error> {
+    if value.is_nil() || value.as_raw() == ruby.qfalse().as_raw() {
+        return Ok(false);
+    }
+    if value.as_raw() == ruby.qtrue().as_raw() {
+        return Ok(true);
+    }
+    Err(wrong_type(
+        ruby,
+        format!("{name} must be true or false, got {}", described(value)),
+    ))
 }
 
 /// `nil` or a u64.

@@ -52,6 +52,9 @@ pub enum Error {
     VersionAfterStreamTime { timestamp: u64, stream_time: u64 },
     /// Restored versions with no stream time: nothing was ever put.
     VersionsWithoutStreamTime,
+    /// Restored windows or sessions under a clock whose input had ended,
+    /// which hands everything over.
+    HeldAfterEnd,
     /// A restored version no query could reach any more, which a table
     /// would have dropped.
     ExpiredVersion { timestamp: u64, cutoff: u64 },
@@ -103,6 +106,7 @@ impl Error {
             | Error::KeyRepeated
             | Error::VersionAfterStreamTime { .. }
             | Error::VersionsWithoutStreamTime
+            | Error::HeldAfterEnd
             | Error::ExpiredVersion { .. } => ErrorKind::Argument,
             Error::EndOverflow { .. } => ErrorKind::Range,
             Error::Late { .. } => ErrorKind::Late,
@@ -214,6 +218,7 @@ impl fmt::Display for Error {
             Error::VersionsWithoutStreamTime => {
                 write!(f, "versions are given but the stream time is nil")
             }
+            Error::HeldAfterEnd => write!(f, "checkpoint of ended input holds windows"),
             Error::ExpiredVersion { timestamp, cutoff } => write!(
                 f,
                 "version at {timestamp} is no longer reachable at the cutoff {cutoff}                  (stream time - history retention): a table would have dropped it"

@@ -1,6 +1,7 @@
 //! The watermark of the aggregating trackers: stream time (the largest
 //! timestamp seen) or a value the caller advances, less the grace period.
 
+use crate::error::{Error, Result};
 use crate::watermark::Watermark;
 
 /// Where the time a watermark trails comes from.
@@ -61,6 +62,15 @@ impl EventClock {
     #[must_use]
     pub fn ended(&self) -> bool {
         self.ended
+    }
+
+    /// Checks a restored tracker holding `held` windows or sessions: none
+    /// once the input has ended, since ending it hands everything over.
+    pub fn check_restored(&self, held: usize) -> Result<()> {
+        if self.ended && held > 0 {
+            return Err(Error::HeldAfterEnd);
+        }
+        Ok(())
     }
 
     /// Stream time, or the value last advanced to.

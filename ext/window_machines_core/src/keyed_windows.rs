@@ -889,6 +889,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
     }
 
     fn finish_restore(&mut self) -> Result<()> {
+        self.clock.check_restored(self.len())?;
         let live = self.live_entries();
         self.closing.rebuild(live);
         Ok(())

@@ -407,7 +407,9 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
     }
 
     fn finish_restore(&mut self) -> Result<()> {
-        self.sessions.finish_restore()
+        // Sessions are counted once their closing order is rebuilt.
+        self.sessions.finish_restore()?;
+        self.clock.check_restored(self.len())
     }
 
     fn restore_counts(&mut self, time: Option<u64>, late_count: u64) {
