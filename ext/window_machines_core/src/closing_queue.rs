@@ -1,75 +1,120 @@
-//! The order held windows close in, across keys, kept without re-indexing
-//! on every event.
+//! The order held windows and sessions close in, across keys, kept without
+//! re-indexing on every event.
 //!
-//! A window's end is fixed when it opens, so entries sit in buckets by the
-//! time the watermark must reach: pushing appends to a bucket (the few
-//! distinct ends live in a small ordered map), and a bucket is sorted once,
-//! when it comes due. An entry is pushed when a key gains a window that may
-//! close before everything already queued for it; entries go stale as
-//! windows are handed over, and are skipped when they come due. The tracker
-//! that owns the queue says which entries are still live, and rebuilds the
-//! queue from its live windows once stale entries outnumber them, so memory
-//! follows what is held, not what happened.
+//! Entries sit in buckets by the time they close from (`at`: a window's
+//! end, a session's last event), `2**shift` ticks to a bucket. Pushing
+//! appends to a bucket (the few buckets live in a small ordered map), and a
+//! bucket is sorted once, when the earliest time it can hold comes due.
+//! Nothing is removed when what an entry names changes: the tracker that
+//! owns the queue pushes a new entry and says, when an entry comes due,
+//! whether it is still live; stale ones are skipped then. The tracker
+//! rebuilds the queue from its live entries once stale entries outnumber
+//! them, so memory follows what is held, not what happened.
+//!
+//! A bucket no wider than the time an entry waits to close (a session's
+//! gap) never receives an entry once it is due: anything pushed then is
+//! newer than the watermark, and so belongs to a later bucket. Pushing into
+//! a bucket that is being handed over still works (the rest of it is sorted
+//! again), as when everything is flushed regardless of the watermark.
 
 use std::collections::BTreeMap;
 
-use crate::key_slots::KeySlot;
+use smallvec::SmallVec;
 
-/// The keys whose windows close at one time, in the order pushed until the
-/// bucket comes due; then sorted from `next` on.
-#[derive(Debug, Clone, Default)]
-struct Bucket {
-    entries: Vec<KeySlot>,
+/// What the tracker says of an entry whose bucket is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// Live and closed: hand it over.
+    Closed,
+    /// Live and not closed yet: neither is anything after it.
+    Open,
+    /// Names what no longer exists: dropped.
+    Stale,
+}
+
+/// The entries whose times share a bucket, in the order pushed until the
+/// bucket comes due; then sorted from `next` on. One entry is kept inline:
+/// when many sessions are open over a long time and the gap is short, most
+/// buckets hold one.
+#[derive(Debug, Clone)]
+struct Bucket<E> {
+    entries: SmallVec<[E; 1]>,
     next: usize,
     sorted: bool,
 }
 
-/// Keys by the time their next window closes. An entry is only a key's
-/// slot: what it ranks by (when the key started being held) is read from
-/// the tracker when its bucket comes due, so an entry costs four bytes.
-#[derive(Debug, Clone, Default)]
-pub struct ClosingQueue {
-    buckets: BTreeMap<u64, Bucket>,
+/// Entries by the time they close from.
+#[derive(Debug, Clone)]
+pub struct ClosingQueue<E> {
+    buckets: BTreeMap<u64, Bucket<E>>,
     len: usize,
+    shift: u32,
 }
 
-impl ClosingQueue {
-    /// Files the key at `slot` as having a window that closes at `at`.
-    pub fn push(&mut self, at: u64, slot: KeySlot) {
-        let bucket = self.buckets.entry(at).or_default();
+impl<E> Default for ClosingQueue<E> {
+    /// A queue with a bucket to each tick.
+    fn default() -> Self {
+        ClosingQueue::new(0)
+    }
+}
+
+impl<E> ClosingQueue<E> {
+    /// An empty queue with buckets `2**shift` ticks wide.
+    #[must_use]
+    pub fn new(shift: u32) -> Self {
+        ClosingQueue {
+            buckets: BTreeMap::new(),
+            len: 0,
+            shift: shift.min(63),
+        }
+    }
+
+    /// Files `entry` as closing from `at`.
+    pub fn push(&mut self, at: u64, entry: E) {
+        let bucket = self.buckets.entry(at >> self.shift).or_insert(Bucket {
+            entries: SmallVec::new(),
+            next: 0,
+            sorted: true,
+        });
         bucket.sorted = bucket.entries.len() == bucket.next;
-        bucket.entries.push(slot);
+        bucket.entries.push(entry);
         self.len += 1;
     }
 
-    /// The first entry that closes at or before `watermark`, in `rank`
-    /// order among those closing together, that `is_live` accepts; left in
+    /// The first entry, in `order` among those of a bucket, that `fate`
+    /// says has closed, from a bucket whose earliest time `closes`; left in
     /// place until [`ClosingQueue::remove_first`] (a caller may have to ask
-    /// the host something first). Stale entries before it are dropped.
-    pub fn peek_closed(
+    /// the host something first). Returned with its bucket's earliest time.
+    /// Stale entries before it are dropped.
+    pub fn peek_closed<R: Ord>(
         &mut self,
-        watermark: Option<u64>,
-        mut is_live: impl FnMut(u64, KeySlot) -> bool,
-        rank: impl Fn(KeySlot) -> u64,
-    ) -> Option<(u64, KeySlot)> {
-        let watermark = watermark?;
+        closes: impl Fn(u64) -> bool,
+        mut fate: impl FnMut(u64, E) -> Fate,
+        order: impl Fn(&E) -> R,
+    ) -> Option<(u64, E)>
+    where
+        E: Copy,
+    {
         loop {
             let mut due = self.buckets.first_entry()?;
-            let at = *due.key();
-            if at > watermark {
+            let from = *due.key() << self.shift;
+            if !closes(from) {
                 return None;
             }
             let bucket = due.get_mut();
             if !bucket.sorted {
-                bucket.entries[bucket.next..].sort_unstable_by_key(|slot| (rank(*slot), *slot));
+                bucket.entries[bucket.next..].sort_unstable_by_key(&order);
                 bucket.sorted = true;
             }
-            while let Some(&slot) = bucket.entries.get(bucket.next) {
-                if is_live(at, slot) {
-                    return Some((at, slot));
+            while let Some(&entry) = bucket.entries.get(bucket.next) {
+                match fate(from, entry) {
+                    Fate::Closed => return Some((from, entry)),
+                    Fate::Open => return None,
+                    Fate::Stale => {
+                        bucket.next += 1;
+                        self.len -= 1;
+                    }
                 }
-                bucket.next += 1;
-                self.len -= 1;
             }
             due.remove();
         }
@@ -90,11 +135,10 @@ impl ClosingQueue {
     /// The entries after the first, in the order they come due as far as
     /// that is known (a bucket is sorted when it comes due): for loading
     /// ahead, nothing more.
-    pub fn upcoming(&self) -> impl Iterator<Item = KeySlot> + '_ {
+    pub fn upcoming(&self) -> impl Iterator<Item = &E> + '_ {
         self.buckets
             .values()
             .flat_map(|bucket| bucket.entries.get(bucket.next..).unwrap_or_default())
-            .copied()
     }
 
     /// Whether stale entries outnumber the `live` ones enough to rebuild.
@@ -104,21 +148,96 @@ impl ClosingQueue {
     }
 
     /// Replaces every entry with the live ones.
-    pub fn rebuild(&mut self, live: Vec<(u64, KeySlot)>) {
+    pub fn rebuild(&mut self, live: Vec<(u64, E)>) {
         self.buckets.clear();
         self.len = 0;
-        for (at, slot) in live {
-            self.push(at, slot);
+        for (at, entry) in live {
+            self.push(at, entry);
         }
     }
 
     #[must_use]
     pub fn heap_bytes(&self) -> usize {
-        let entry = std::mem::size_of::<KeySlot>();
-        let node = std::mem::size_of::<(u64, Bucket)>();
+        let entry = std::mem::size_of::<E>();
+        let node = std::mem::size_of::<(u64, Bucket<E>)>();
         self.buckets
             .values()
-            .map(|bucket| bucket.entries.capacity() * entry + node)
+            .map(|bucket| {
+                let spilled = if bucket.entries.spilled() {
+                    bucket.entries.capacity() * entry
+                } else {
+                    0
+                };
+                spilled + node
+            })
             .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Takes every entry due by `watermark` (live unless in `stale`), each
+    /// entry being the time it closes from.
+    fn take_due(queue: &mut ClosingQueue<u64>, watermark: u64, stale: &[u64]) -> Vec<u64> {
+        let mut taken = Vec::new();
+        while let Some((_, at)) = queue.peek_closed(
+            |from| from <= watermark,
+            |_, at| {
+                if stale.contains(&at) {
+                    Fate::Stale
+                } else if at <= watermark {
+                    Fate::Closed
+                } else {
+                    Fate::Open
+                }
+            },
+            |at| *at,
+        ) {
+            taken.push(at);
+            queue.remove_first();
+        }
+        taken
+    }
+
+    #[test]
+    fn wide_buckets_hand_over_in_order_and_only_what_has_closed() {
+        let mut queue = ClosingQueue::new(3);
+        for at in [21, 3, 17, 5, 16, 9] {
+            queue.push(at, at);
+        }
+        assert_eq!(take_due(&mut queue, 4, &[]), [3]);
+        // 5 shares 3's bucket, 9 starts the next one.
+        assert_eq!(take_due(&mut queue, 16, &[]), [5, 9, 16]);
+        assert_eq!(take_due(&mut queue, 100, &[]), [17, 21]);
+        assert_eq!(queue.upcoming().count(), 0);
+    }
+
+    #[test]
+    fn an_entry_pushed_into_a_bucket_being_handed_over_takes_its_place() {
+        let mut queue = ClosingQueue::new(4);
+        for at in [1, 4, 9] {
+            queue.push(at, at);
+        }
+        assert_eq!(take_due(&mut queue, 1, &[]), [1]);
+        queue.push(2, 2);
+        assert_eq!(take_due(&mut queue, 100, &[]), [2, 4, 9]);
+    }
+
+    #[test]
+    fn stale_entries_are_dropped_when_they_come_due_and_counted_until_then() {
+        let mut queue = ClosingQueue::new(0);
+        for at in 0..100 {
+            queue.push(at, at);
+        }
+        assert!(queue.is_mostly_stale(10));
+        assert!(!queue.is_mostly_stale(20));
+        let stale: Vec<u64> = (0..100).filter(|at| at % 10 != 0).collect();
+        assert_eq!(take_due(&mut queue, 49, &stale), [0, 10, 20, 30, 40]);
+        assert!(!queue.is_mostly_stale(0));
+        queue.rebuild(vec![(70, 70), (60, 60)]);
+        assert_eq!(queue.upcoming().count(), 2);
+        assert_eq!(take_due(&mut queue, 100, &[]), [60, 70]);
     }
 }

@@ -1,33 +1,69 @@
 //! Sessions per key under one shared watermark. Every held session, across
-//! all keys, sits in one index ordered by when it closes, so handing over
-//! closed sessions never sweeps keys, and a key's state is released the
-//! moment its last session is handed over.
+//! all keys, has an entry in one queue ordered by when it closes, so
+//! handing over closed sessions never sweeps keys, and a key's state is
+//! released the moment its last session is handed over. A session that
+//! grows or merges gets a new entry and leaves its old ones to go stale:
+//! an insert never searches the queue.
 
-use std::collections::BTreeMap;
-
+use crate::closing_queue::{ClosingQueue, Fate};
 use crate::error::{Error, Result};
 use crate::key_slots::{KeyLookup, KeySlot, KeySlots, Prefetch};
 use crate::span::{Insertion, Span};
 use crate::span_list::{Placement, SpanList, MAX_SESSIONS};
 use crate::watermark::Watermark;
 
-/// The order sessions close and are handed over in: by last event, then by
-/// first, then by the key that has been held longest (`seen`).
+/// A session's entry in the closing queue, in the order sessions close and
+/// are handed over: by last event, then by first, then by the key that has
+/// been held longest (`seen`, which also tells a key from a later one held
+/// at the same slot).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct ClosingOrder {
     last: u64,
     first: u64,
     seen: u64,
+    slot: KeySlot,
 }
 
 impl ClosingOrder {
-    fn of(span: Span, seen: u64) -> ClosingOrder {
+    fn of(span: Span, seen: u64, slot: KeySlot) -> ClosingOrder {
         ClosingOrder {
             last: span.last,
             first: span.first,
             seen,
+            slot,
         }
     }
+
+    fn span(self) -> Span {
+        Span {
+            first: self.first,
+            last: self.last,
+        }
+    }
+}
+
+/// A held key's sessions, and what the tracker's owner keeps with them (a
+/// [`crate::SessionWindows`] its accumulators), in the key's own entry so
+/// that one cache miss finds both.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KeyState<X> {
+    spans: SpanList,
+    extra: X,
+}
+
+/// Whether `entry` names a session held now.
+fn is_live<K, X>(keys: &KeySlots<K, KeyState<X>>, entry: ClosingOrder) -> bool {
+    keys.seen(entry.slot) == Some(entry.seen)
+        && keys
+            .state(entry.slot)
+            .is_some_and(|state| state.spans.as_slice().binary_search(&entry.span()).is_ok())
+}
+
+/// How many ticks of last events share a bucket of the closing queue, as a
+/// power of two: at most an eighth of the gap (and so never more than the
+/// gap, which keeps a bucket from receiving entries once it is due).
+fn bucket_shift(gap: u64) -> u32 {
+    (gap / 8).max(1).ilog2()
 }
 
 /// What a keyed insert did, and where its key lives.
@@ -51,21 +87,24 @@ pub struct Handover<K> {
 }
 
 /// Sessions per key, at most [`MAX_SESSIONS`] per key and optionally
-/// `max_sessions` in all, under one watermark.
+/// `max_sessions` in all, under one watermark. An owner in this crate may
+/// keep an `X` with each key's sessions.
 ///
 /// Keys are found by a hash and an equality the caller supplies (see
 /// [`KeyLookup`]): a binding compares keys its own way.
 #[derive(Debug, Clone)]
-pub struct KeyedSessions<K> {
+pub struct KeyedSessions<K, X = ()> {
     gap: u64,
     max_sessions: Option<usize>,
     watermark: Watermark,
-    keys: KeySlots<K, SpanList>,
-    closing: BTreeMap<ClosingOrder, KeySlot>,
+    keys: KeySlots<K, KeyState<X>>,
+    closing: ClosingQueue<ClosingOrder>,
+    /// Sessions held, across all keys.
+    held: usize,
     span_heap_bytes: usize,
 }
 
-impl<K> Default for KeyedSessions<K> {
+impl<K, X> Default for KeyedSessions<K, X> {
     /// An empty tracker with gap 1: a placeholder for bindings that allocate
     /// before they initialise.
     fn default() -> Self {
@@ -74,13 +113,14 @@ impl<K> Default for KeyedSessions<K> {
             max_sessions: None,
             watermark: Watermark::default(),
             keys: KeySlots::default(),
-            closing: BTreeMap::new(),
+            closing: ClosingQueue::default(),
+            held: 0,
             span_heap_bytes: 0,
         }
     }
 }
 
-impl<K> KeyLookup for KeyedSessions<K> {
+impl<K, X> KeyLookup for KeyedSessions<K, X> {
     type Key = K;
 
     fn first_with_hash(&self, hash: u64) -> Option<KeySlot> {
@@ -100,7 +140,7 @@ impl<K> KeyLookup for KeyedSessions<K> {
     }
 }
 
-impl<K: Clone> KeyedSessions<K> {
+impl<K: Clone, X: Default> KeyedSessions<K, X> {
     pub fn new(gap: u64, max_sessions: Option<u64>) -> Result<Self> {
         if gap == 0 {
             return Err(Error::ZeroLength { name: "gap" });
@@ -117,6 +157,7 @@ impl<K: Clone> KeyedSessions<K> {
         Ok(KeyedSessions {
             gap,
             max_sessions,
+            closing: ClosingQueue::new(bucket_shift(gap)),
             ..KeyedSessions::default()
         })
     }
@@ -143,10 +184,10 @@ impl<K: Clone> KeyedSessions<K> {
     ) -> Result<KeySlot> {
         let slot = match slot.filter(|slot| self.keys.state(*slot).is_some()) {
             Some(slot) => slot,
-            None => self.keys.hold(hash, key(), SpanList::default())?,
+            None => self.keys.hold(hash, key(), KeyState::default())?,
         };
-        if let Some(spans) = self.keys.state_mut(slot) {
-            spans.push_unchecked(span);
+        if let Some(state) = self.keys.state_mut(slot) {
+            state.spans.push_unchecked(span);
         }
         Ok(slot)
     }
@@ -155,47 +196,50 @@ impl<K: Clone> KeyedSessions<K> {
     /// inserts keep, in the order keys were first given. On success the
     /// tracker works as if inserts had built it.
     pub fn finish_restore(&mut self) -> Result<()> {
-        let total: usize = self.keys.iter().map(|(_, _, spans)| spans.len()).sum();
+        let total: usize = self
+            .keys
+            .iter()
+            .map(|(_, _, state)| state.spans.len())
+            .sum();
         if let Some(limit) = self.max_sessions.filter(|limit| total > *limit) {
             return Err(Error::TooManySpans {
                 count: total,
                 limit,
             });
         }
-        for (_, _, spans) in self.keys.in_held_order() {
-            SpanList::check(spans.as_slice(), self.gap)?;
+        for (_, _, state) in self.keys.in_held_order() {
+            SpanList::check(state.spans.as_slice(), self.gap)?;
         }
-        self.closing.clear();
-        self.span_heap_bytes = 0;
-        for (slot, _, spans) in self.keys.iter() {
-            let seen = self.keys.seen(slot).unwrap_or_default();
-            self.span_heap_bytes += spans.heap_bytes();
-            for span in spans.as_slice() {
-                self.closing.insert(ClosingOrder::of(*span, seen), slot);
-            }
-        }
+        self.held = total;
+        self.span_heap_bytes = self
+            .keys
+            .iter()
+            .map(|(_, _, state)| state.spans.heap_bytes())
+            .sum();
+        self.rebuild_closing();
         Ok(())
     }
 
-    /// A tracker restored from its parts: each key with its hash and spans,
-    /// keys in the order they were first held; checked as
-    /// [`KeyedSessions::finish_restore`] checks. Keys must be distinct.
-    pub fn from_parts(
-        gap: u64,
-        max_sessions: Option<u64>,
-        watermark: Option<u64>,
-        keys: Vec<(K, u64, Vec<Span>)>,
-    ) -> Result<Self> {
-        let mut tracker = KeyedSessions::restoring(gap, max_sessions, watermark)?;
-        for (key, hash, spans) in keys {
-            let mut slot = None;
-            for span in spans {
-                let key = key.clone();
-                slot = Some(tracker.restore(slot, hash, || key, span)?);
-            }
+    /// Every held session's entry, in no particular order.
+    fn live_entries(&self) -> Vec<ClosingOrder> {
+        let mut live = Vec::with_capacity(self.held);
+        for (slot, _, state) in self.keys.iter() {
+            let seen = self.keys.seen(slot).unwrap_or_default();
+            live.extend(
+                state
+                    .spans
+                    .as_slice()
+                    .iter()
+                    .map(|span| ClosingOrder::of(*span, seen, slot)),
+            );
         }
-        tracker.finish_restore()?;
-        Ok(tracker)
+        live
+    }
+
+    fn rebuild_closing(&mut self) {
+        let live = self.live_entries();
+        self.closing
+            .rebuild(live.into_iter().map(|entry| (entry.last, entry)).collect());
     }
 
     #[must_use]
@@ -216,12 +260,12 @@ impl<K: Clone> KeyedSessions<K> {
     /// Sessions held, across all keys.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.closing.len()
+        self.held
     }
 
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.closing.is_empty()
+        self.held == 0
     }
 
     /// Keys holding at least one session.
@@ -230,19 +274,35 @@ impl<K: Clone> KeyedSessions<K> {
         self.keys.len()
     }
 
-    /// Heap memory the tracker owns. The index's share is estimated from
-    /// its entries (B-tree nodes are not exposed); the rest is exact.
+    /// Heap memory the tracker owns.
     #[must_use]
     pub fn heap_bytes(&self) -> usize {
-        use std::mem::size_of;
-        let index_entry = size_of::<ClosingOrder>() + size_of::<KeySlot>();
-        self.keys.heap_bytes() + self.closing.len() * index_entry * 3 / 2 + self.span_heap_bytes
+        self.keys.heap_bytes() + self.closing.heap_bytes() + self.span_heap_bytes
     }
 
     /// The spans held for the key at `slot`, oldest first.
     #[must_use]
     pub fn spans(&self, slot: KeySlot) -> &[Span] {
-        self.keys.state(slot).map_or(&[], SpanList::as_slice)
+        self.keys
+            .state(slot)
+            .map_or(&[], |state| state.spans.as_slice())
+    }
+
+    /// What the owner keeps with the sessions of the key at `slot`.
+    pub(crate) fn extra(&self, slot: KeySlot) -> Option<&X> {
+        self.keys.state(slot).map(|state| &state.extra)
+    }
+
+    pub(crate) fn extra_mut(&mut self, slot: KeySlot) -> Option<&mut X> {
+        self.keys.state_mut(slot).map(|state| &mut state.extra)
+    }
+
+    /// Every held key with its slot and what the owner keeps with it, in no
+    /// particular order.
+    pub(crate) fn held_extras(&self) -> impl Iterator<Item = (KeySlot, &K, &X)> {
+        self.keys
+            .iter()
+            .map(|(slot, key, state)| (slot, key, &state.extra))
     }
 
     /// Every held key once, in the order keys started being held, with its spans.
@@ -251,7 +311,7 @@ impl<K: Clone> KeyedSessions<K> {
         self.keys
             .in_held_order()
             .into_iter()
-            .map(|(_, key, spans)| (key, spans.as_slice()))
+            .map(|(_, key, state)| (key, state.spans.as_slice()))
             .collect()
     }
 
@@ -264,14 +324,10 @@ impl<K: Clone> KeyedSessions<K> {
             .collect()
     }
 
-    /// Every held key with its slot, in no particular order.
-    pub(crate) fn held_slots(&self) -> impl Iterator<Item = (KeySlot, &K)> {
-        self.keys.iter().map(|(slot, key, _)| (slot, key))
-    }
-
-    /// The slots of the keys whose sessions close next, in closing order.
-    pub(crate) fn closing_slots(&self) -> impl Iterator<Item = KeySlot> + '_ {
-        self.closing.values().copied()
+    /// The slots of the keys whose sessions close next, in closing order
+    /// as far as the queue knows it: for loading ahead, nothing more.
+    fn closing_slots(&self) -> impl Iterator<Item = KeySlot> + '_ {
+        self.closing.upcoming().map(|entry| entry.slot)
     }
 
     /// Every held key, in no particular order.
@@ -281,13 +337,10 @@ impl<K: Clone> KeyedSessions<K> {
 
     /// Every held session in the order they close, with its key.
     pub fn sessions(&self) -> impl Iterator<Item = (&K, Span)> {
-        self.closing.iter().filter_map(|(order, slot)| {
-            let span = Span {
-                first: order.first,
-                last: order.last,
-            };
-            Some((self.keys.key(*slot)?, span))
-        })
+        let mut live = self.live_entries();
+        live.sort_unstable();
+        live.into_iter()
+            .filter_map(|entry| Some((self.keys.key(entry.slot)?, entry.span())))
     }
 
     /// Puts an event for the key held at `slot` (or, without a slot, for a
@@ -305,10 +358,10 @@ impl<K: Clone> KeyedSessions<K> {
         let placement = self.placement(held, timestamp)?;
         let slot = match held {
             Some(slot) => slot,
-            None => self.keys.hold(hash, key(), SpanList::default())?,
+            None => self.keys.hold(hash, key(), KeyState::default())?,
         };
         let seen = self.keys.seen(slot).unwrap_or_default();
-        let Some(spans) = self.keys.state_mut(slot) else {
+        let Some(spans) = self.keys.state_mut(slot).map(|state| &mut state.spans) else {
             debug_assert!(false, "a key just found or held has no state");
             return Err(Error::TooManyKeys { limit: 0 });
         };
@@ -317,12 +370,13 @@ impl<K: Clone> KeyedSessions<K> {
         let heap_after = spans.heap_bytes();
         self.span_heap_bytes = self.span_heap_bytes + heap_after - heap_before;
         if !matches!(placement, Placement::Inside(_)) {
-            for old in insertion.replaced.spans() {
-                let removed = self.closing.remove(&ClosingOrder::of(old, seen));
-                debug_assert!(removed.is_some(), "a replaced span was not indexed");
+            // The replaced spans' entries go stale where they are.
+            self.held = self.held + 1 - insertion.replaced.spans().count();
+            let entry = ClosingOrder::of(insertion.span, seen, slot);
+            self.closing.push(entry.last, entry);
+            if self.closing.is_mostly_stale(self.held) {
+                self.rebuild_closing();
             }
-            self.closing
-                .insert(ClosingOrder::of(insertion.span, seen), slot);
         }
         Ok(KeyedInsertion {
             slot,
@@ -340,7 +394,7 @@ impl<K: Clone> KeyedSessions<K> {
             "given a slot that holds no key"
         );
         let placement = match slot.and_then(|slot| self.keys.state(slot)) {
-            Some(spans) => spans.place(timestamp, self.gap),
+            Some(state) => state.spans.place(timestamp, self.gap),
             None => Placement::Open(0),
         };
         if placement.opens() {
@@ -370,42 +424,85 @@ impl<K: Clone> KeyedSessions<K> {
     /// Removes and returns the session that closes first, across all keys;
     /// only if it has closed when `closed_only`.
     pub fn take_first(&mut self, closed_only: bool) -> Option<Handover<K>> {
-        let (order, slot) = self.closing.first_key_value()?;
-        if closed_only && !self.watermark.has_passed(order.last, self.gap) {
-            return None;
-        }
-        let (order, slot) = (*order, *slot);
-        self.closing.pop_first();
-        self.keys.prefetch_upcoming(self.closing.values().copied());
-        let span = Span {
-            first: order.first,
-            last: order.last,
-        };
-        let Some(spans) = self.keys.state_mut(slot) else {
+        self.take_first_with(closed_only, |_| ())
+            .map(|(handover, ())| handover)
+    }
+
+    /// [`KeyedSessions::take_first`], giving `take` what the owner keeps
+    /// with the key's sessions (the session handed over is the key's
+    /// first) before a key whose last session this was is released.
+    pub(crate) fn take_first_with<T>(
+        &mut self,
+        closed_only: bool,
+        take: impl FnOnce(&mut X) -> T,
+    ) -> Option<(Handover<K>, T)> {
+        let (watermark, gap) = (self.watermark, self.gap);
+        let closes = |last: u64| !closed_only || watermark.has_passed(last, gap);
+        let keys = &self.keys;
+        let (_, entry) = self.closing.peek_closed(
+            closes,
+            |_, entry| {
+                if !is_live(keys, entry) {
+                    Fate::Stale
+                } else if closes(entry.last) {
+                    Fate::Closed
+                } else {
+                    Fate::Open
+                }
+            },
+            |entry| *entry,
+        )?;
+        self.closing.remove_first();
+        self.held -= 1;
+        self.keys.prefetch_upcoming(self.closing_slots());
+        let (slot, span) = (entry.slot, entry.span());
+        let Some(state) = self.keys.state_mut(slot) else {
             debug_assert!(false, "an indexed session's key is not held");
             return None;
         };
+        let spans = &mut state.spans;
         // A key's sessions close in their own order, so this is its first.
         debug_assert_eq!(spans.first(), Some(span));
         let heap_before = spans.heap_bytes();
         spans.remove_first();
         let (heap_after, emptied) = (spans.heap_bytes(), spans.is_empty());
+        let taken = take(&mut state.extra);
         self.span_heap_bytes = self.span_heap_bytes + heap_after - heap_before;
-        if !emptied {
-            return Some(Handover {
-                key: self.keys.key(slot)?.clone(),
-                slot,
-                span,
-                released: false,
-            });
-        }
-        let (key, _) = self.keys.release(slot)?;
-        Some(Handover {
+        let key = if emptied {
+            self.keys.release(slot)?.0
+        } else {
+            self.keys.key(slot)?.clone()
+        };
+        let handover = Handover {
             key,
             slot,
             span,
-            released: true,
-        })
+            released: emptied,
+        };
+        Some((handover, taken))
+    }
+}
+
+impl<K: Clone> KeyedSessions<K> {
+    /// A tracker restored from its parts: each key with its hash and spans,
+    /// keys in the order they were first held; checked as
+    /// [`KeyedSessions::finish_restore`] checks. Keys must be distinct.
+    pub fn from_parts(
+        gap: u64,
+        max_sessions: Option<u64>,
+        watermark: Option<u64>,
+        keys: Vec<(K, u64, Vec<Span>)>,
+    ) -> Result<Self> {
+        let mut tracker = KeyedSessions::restoring(gap, max_sessions, watermark)?;
+        for (key, hash, spans) in keys {
+            let mut slot = None;
+            for span in spans {
+                let key = key.clone();
+                slot = Some(tracker.restore(slot, hash, || key, span)?);
+            }
+        }
+        tracker.finish_restore()?;
+        Ok(tracker)
     }
 }
 
@@ -533,6 +630,49 @@ mod tests {
         assert_eq!(keyed.take(), None);
         keyed.tracker.advance_watermark(25);
         assert_eq!(keyed.take(), Some(("a", span(10, 20))));
+    }
+
+    #[test]
+    fn an_entry_left_by_a_released_key_never_names_the_key_after_it() {
+        let mut keyed = Harness::new(5, None);
+        // Grown to the left, "a" leaves its entry for [10, 12] in the
+        // queue, behind the one for [8, 12].
+        for (key, timestamp) in [("a", 10), ("a", 12), ("a", 8), ("c", 10), ("c", 12)] {
+            keyed.insert(key, timestamp).unwrap();
+        }
+        let first = keyed.tracker.take_first(false).unwrap();
+        assert_eq!(
+            (first.key, first.span, first.released),
+            ("a", span(8, 12), true)
+        );
+        // "b" takes the slot "a" left, with the span of a's stale entry:
+        // it was held after "c", so it ties after "c".
+        keyed.insert("b", 10).unwrap();
+        keyed.insert("b", 12).unwrap();
+        let order: Vec<_> = std::iter::from_fn(|| keyed.tracker.take_first(false))
+            .map(|handover| (handover.key, handover.span))
+            .collect();
+        assert_eq!(order, [("c", span(10, 12)), ("b", span(10, 12))]);
+        assert!(keyed.tracker.is_empty());
+    }
+
+    #[test]
+    fn a_growing_session_keeps_the_queue_as_small_as_what_is_held() {
+        let mut keyed = Harness::new(1_000_000, None);
+        keyed.insert("b", 0).unwrap();
+        keyed.insert("a", 1).unwrap();
+        let bytes = keyed.tracker.heap_bytes();
+        for timestamp in 1..100_000 {
+            keyed.insert("a", timestamp).unwrap();
+            keyed.insert("b", timestamp).unwrap();
+        }
+        assert_eq!(keyed.tracker.len(), 2);
+        let grown = keyed.tracker.heap_bytes() - bytes;
+        assert!(grown < 16 * 1024, "the queue grew by {grown} bytes");
+        keyed.tracker.advance_watermark(u64::MAX);
+        assert_eq!(keyed.take(), Some(("b", span(0, 99_999))));
+        assert_eq!(keyed.take(), Some(("a", span(1, 99_999))));
+        assert_eq!(keyed.take(), None);
     }
 
     #[test]

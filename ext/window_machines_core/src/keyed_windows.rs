@@ -20,7 +20,7 @@
 
 use crate::aggregate::{Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
-use crate::closing_queue::ClosingQueue;
+use crate::closing_queue::{ClosingQueue, Fate};
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
 use crate::key_slots::{KeyLookup, KeySlot, KeySlots, Prefetch};
@@ -370,7 +370,7 @@ pub struct KeyedWindows<K, V> {
     clock: EventClock,
     aggregation: Aggregation,
     keys: KeySlots<K, KeyParts<V>>,
-    closing: ClosingQueue,
+    closing: ClosingQueue<KeySlot>,
     parts: usize,
     late_count: u64,
 }
@@ -730,16 +730,22 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         let (at, slot) = {
             let keys = &self.keys;
             self.closing.peek_closed(
-                watermark,
+                |at| watermark.is_some_and(|watermark| at <= watermark),
                 |at, slot| {
                     // An entry left behind by a key whose slot another key
                     // now holds is live only if it names that key's next
                     // window, and the two are then the same entry.
-                    keys.state(slot)
+                    let live = keys
+                        .state(slot)
                         .and_then(|held| held.next_window(&shape))
-                        .is_some_and(|start| shape.end(start) == at)
+                        .is_some_and(|start| shape.end(start) == at);
+                    if live {
+                        Fate::Closed
+                    } else {
+                        Fate::Stale
+                    }
                 },
-                |slot| keys.seen(slot).unwrap_or(u64::MAX),
+                |slot| (keys.seen(*slot).unwrap_or(u64::MAX), *slot),
             )?
         };
         let start = at - shape.size;
@@ -759,7 +765,8 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             }
         };
         self.closing.remove_first();
-        self.keys.prefetch_upcoming(self.closing.upcoming());
+        self.keys
+            .prefetch_upcoming(self.closing.upcoming().copied());
         self.hand_over(at, slot, merged).map(Taken::Ready)
     }
 

@@ -7,11 +7,12 @@ use crate::aggregate::{Accumulators, Aggregation, Input, NeedsHost, NoOps, Ops, 
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
-use crate::key_slots::{prefetch_address, KeyLookup, KeySlot, Prefetch};
+use crate::key_slots::{KeyLookup, KeySlot, Prefetch};
 use crate::keyed::KeyedSessions;
 use crate::keyed_windows::accs_heap_bytes;
 use crate::span::Span;
 use crate::span_list::Placement;
+use smallvec::SmallVec;
 
 /// Where an event goes among its key's sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,13 +21,15 @@ pub struct SessionPlan {
     watermark: Option<u64>,
 }
 
+/// A key's accumulators, one set per session, oldest first; kept with its
+/// sessions, and the one set most keys have kept inline.
+type HeldAccs<V> = SmallVec<[Accumulators<V>; 1]>;
+
 #[derive(Debug, Clone)]
 pub struct SessionWindows<K, V> {
-    sessions: KeyedSessions<K>,
+    sessions: KeyedSessions<K, HeldAccs<V>>,
     clock: EventClock,
     aggregation: Aggregation,
-    /// By key slot: the accumulators of each of its sessions, oldest first.
-    accs: Vec<Vec<Accumulators<V>>>,
     late_count: u64,
 }
 
@@ -50,26 +53,6 @@ impl<K, V> KeyLookup for SessionWindows<K, V> {
     }
 }
 
-impl<K: Clone, V> SessionWindows<K, V> {
-    /// Starts loading the accumulators of the sessions that close next, as
-    /// KeyedSessions does their keys: the next one's (its list, loaded by
-    /// the call before, says where they are) and the list of the one after.
-    /// Handing sessions over in a row then overlaps their cache misses.
-    fn prefetch_closing(&self) {
-        let mut upcoming = self.sessions.closing_slots();
-        if let Some(first) = upcoming
-            .next()
-            .and_then(|slot| self.accs.get(slot.index()))
-            .and_then(|held| held.first())
-        {
-            prefetch_address(std::ptr::from_ref(first).cast());
-        }
-        if let Some(held) = upcoming.next().and_then(|slot| self.accs.get(slot.index())) {
-            prefetch_address(std::ptr::from_ref(held).cast());
-        }
-    }
-}
-
 impl<K: Clone, V: Clone> SessionWindows<K, V> {
     pub fn new(
         gap: u64,
@@ -81,7 +64,6 @@ impl<K: Clone, V: Clone> SessionWindows<K, V> {
             sessions: KeyedSessions::new(gap, max_sessions)?,
             clock,
             aggregation,
-            accs: Vec::new(),
             late_count: 0,
         })
     }
@@ -97,8 +79,8 @@ impl<K: Clone, V: Clone> SessionWindows<K, V> {
     }
 
     fn accs_of(&self, slot: Option<KeySlot>) -> &[Accumulators<V>] {
-        slot.and_then(|slot| self.accs.get(slot.index()))
-            .map_or(&[], Vec::as_slice)
+        slot.and_then(|slot| self.sessions.extra(slot))
+            .map_or(&[], SmallVec::as_slice)
     }
 
     /// The accumulators the placement starts from: none for a new session,
@@ -135,15 +117,15 @@ impl<K: Clone, V: Clone> SessionWindows<K, V> {
         }
         let inserted = self.sessions.insert(slot, hash, key, timestamp)?;
         let slot = inserted.slot;
-        if self.accs.len() <= slot.index() {
-            self.accs.resize_with(slot.index() + 1, Vec::new);
-        }
         let index = self
             .sessions
             .spans(slot)
             .binary_search(&inserted.insertion.span)
             .unwrap_or_default();
-        let held = &mut self.accs[slot.index()];
+        let Some(held) = self.sessions.extra_mut(slot) else {
+            debug_assert!(false, "a key just inserted is not held");
+            return Err(Error::TooManyKeys { limit: 0 });
+        };
         match plan.placement {
             Placement::Open(_) => held.insert(index, accs),
             Placement::Merge { .. } => {
@@ -196,16 +178,18 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
 
     fn heap_bytes(&self) -> usize {
         let accs: usize = self
-            .accs
-            .iter()
-            .map(|held| {
-                held.capacity() * std::mem::size_of::<Accumulators<V>>()
-                    + held.iter().map(accs_heap_bytes).sum::<usize>()
+            .sessions
+            .held_extras()
+            .map(|(_, _, held)| {
+                let spilled = if held.spilled() {
+                    held.capacity() * std::mem::size_of::<Accumulators<V>>()
+                } else {
+                    0
+                };
+                spilled + held.iter().map(accs_heap_bytes).sum::<usize>()
             })
             .sum();
-        self.sessions.heap_bytes()
-            + self.accs.capacity() * std::mem::size_of::<Vec<Accumulators<V>>>()
-            + accs
+        self.sessions.heap_bytes() + accs
     }
 
     fn plan(&self, slot: Option<KeySlot>, timestamp: u64) -> Result<Planned<SessionPlan>> {
@@ -320,18 +304,13 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
     }
 
     fn take(&mut self, closed_only: bool) -> Option<Taken<K, V>> {
-        let handover = self.sessions.take_first(closed_only)?;
-        let held = self.accs.get_mut(handover.slot.index())?;
-        // A key's sessions close in their own order: this is its first.
-        let accs = if held.is_empty() {
-            Accumulators::new()
-        } else {
-            held.remove(0)
-        };
-        if handover.released {
-            *held = Vec::new();
-        }
-        self.prefetch_closing();
+        let (handover, accs) = self.sessions.take_first_with(closed_only, |held| {
+            if held.is_empty() {
+                Accumulators::new()
+            } else {
+                held.remove(0)
+            }
+        })?;
         Some(Taken::Ready(Handover {
             key: handover.key,
             start: handover.span.first,
@@ -399,10 +378,9 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         let slot = self
             .sessions
             .restore(slot, hash, key, Span { first, last })?;
-        if self.accs.len() <= slot.index() {
-            self.accs.resize_with(slot.index() + 1, Vec::new);
+        if let Some(held) = self.sessions.extra_mut(slot) {
+            held.push(accs);
         }
-        self.accs[slot.index()].push(accs);
         Ok(slot)
     }
 
@@ -421,8 +399,8 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
     }
 
     fn each_held(&self, f: &mut dyn FnMut(&K, &Accumulators<V>)) {
-        for (slot, key) in self.sessions.held_slots() {
-            for accs in self.accs_of(Some(slot)) {
+        for (_, key, held) in self.sessions.held_extras() {
+            for accs in held {
                 f(key, accs);
             }
         }
