@@ -329,9 +329,17 @@ impl<K, S> KeySlots<K, S> {
     }
 }
 
-/// Asks the CPU to start loading `value` into its caches.
+/// Asks the CPU to start loading `value` into its caches: every cache line
+/// it spans, since a key's entry (its key, hash and state) is read whole.
 pub(crate) fn prefetch<T>(value: &T) {
-    prefetch_address(std::ptr::from_ref(value).cast());
+    const LINE: usize = 64;
+    let start: *const u8 = std::ptr::from_ref(value).cast();
+    let offset = start as usize % LINE;
+    let mut line = 0;
+    while line < offset + std::mem::size_of::<T>() {
+        prefetch_address(start.wrapping_add(line).wrapping_sub(offset));
+        line += LINE;
+    }
 }
 
 /// Asks the CPU to start loading the memory at `address`, which need not
