@@ -60,10 +60,24 @@ def drain(holding)
   (KeyedRuns.now - started) * 1e9 / count
 end
 
+# ns per insert for every held key once, in random order, at `offset` past
+# the key's session (held at the key's index): 0 lands inside the session,
+# which changes nothing but costs the same lookup; 1 grows it, which moves
+# it in the closing order.
+def insert_into_held(holding, keys, offset)
+  order = keys.each_index.to_a.shuffle(random: Random.new(1))
+  tracker = holding.tracker
+  started = KeyedRuns.now
+  order.each { |n| tracker.insert(keys[n], n + offset) }
+  (KeyedRuns.now - started) * 1e9 / keys.size
+end
+
 before = rss_bytes
 holding = hold_all(stream.keys)
 per_session = (rss_bytes - before).to_f / holding.tracker.size
 memsize = ObjectSpace.memsize_of(holding.tracker).to_f / holding.tracker.size
+inside_held = insert_into_held(holding, stream.keys, 0)
+growing_held = insert_into_held(holding, stream.keys, 1)
 drain_large = drain(holding)
 drain_small = drain(hold_all(small_stream.keys))
 
@@ -101,6 +115,8 @@ puts format("insert at %d keys / Hash of Sessions insert: %.2fx (target <= 1.2x:
 puts format("take_closed holding %d keys / holding %d keys: %.2fx (target <= 1.5x: %s)",
             PARTNERS, SMALL, drain_ratio, verdict(drain_ratio <= 1.5))
 puts format("  (hand-overs in the stream, between inserts: %.2fx; see the README)", stream_take_ratio)
+puts format("insert growing a held session, %d keys held: %.0f ns; landing inside one: %.0f ns (%.2fx)",
+            PARTNERS, growing_held, inside_held, growing_held / inside_held)
 puts format("RSS growth per held session: %.0f bytes (memsize_of says %.0f; target <= 160: %s)",
             per_session, memsize, verdict(per_session <= 160))
 puts format("end to end: %.1fx faster than the Hash of Sessions with its sweep (target >= 10x: %s)",

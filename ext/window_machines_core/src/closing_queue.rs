@@ -103,7 +103,11 @@ impl<E> ClosingQueue<E> {
             }
             let bucket = due.get_mut();
             if !bucket.sorted {
-                bucket.entries[bucket.next..].sort_unstable_by_key(&order);
+                // A stable sort, which finds sorted runs: a bucket that was
+                // sorted and then received a few entries (everything being
+                // flushed while events still come) costs a merge, not a
+                // sort of all it holds.
+                bucket.entries[bucket.next..].sort_by_key(&order);
                 bucket.sorted = true;
             }
             while let Some(&entry) = bucket.entries.get(bucket.next) {

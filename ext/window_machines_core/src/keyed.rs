@@ -92,7 +92,7 @@ pub struct Handover<K> {
 ///
 /// Keys are found by a hash and an equality the caller supplies (see
 /// [`KeyLookup`]): a binding compares keys its own way.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct KeyedSessions<K, X = ()> {
     gap: u64,
     max_sessions: Option<usize>,
@@ -101,7 +101,32 @@ pub struct KeyedSessions<K, X = ()> {
     closing: ClosingQueue<ClosingOrder>,
     /// Sessions held, across all keys.
     held: usize,
+    /// The heap the keys' span lists own, kept up to date as they change.
     span_heap_bytes: usize,
+}
+
+/// The heap the span lists of `keys` own.
+fn span_heap_bytes<K, X>(keys: &KeySlots<K, KeyState<X>>) -> usize {
+    keys.iter()
+        .map(|(_, _, state)| state.spans.heap_bytes())
+        .sum()
+}
+
+impl<K: Clone, X: Clone> Clone for KeyedSessions<K, X> {
+    fn clone(&self) -> Self {
+        let keys = self.keys.clone();
+        KeyedSessions {
+            gap: self.gap,
+            max_sessions: self.max_sessions,
+            watermark: self.watermark,
+            // A copied list has room for what it holds only, whatever
+            // room the original had.
+            span_heap_bytes: span_heap_bytes(&keys),
+            keys,
+            closing: self.closing.clone(),
+            held: self.held,
+        }
+    }
 }
 
 impl<K, X> Default for KeyedSessions<K, X> {
@@ -211,11 +236,7 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
             SpanList::check(state.spans.as_slice(), self.gap)?;
         }
         self.held = total;
-        self.span_heap_bytes = self
-            .keys
-            .iter()
-            .map(|(_, _, state)| state.spans.heap_bytes())
-            .sum();
+        self.span_heap_bytes = span_heap_bytes(&self.keys);
         self.rebuild_closing();
         Ok(())
     }
@@ -673,6 +694,21 @@ mod tests {
         assert_eq!(keyed.take(), Some(("b", span(0, 99_999))));
         assert_eq!(keyed.take(), Some(("a", span(1, 99_999))));
         assert_eq!(keyed.take(), None);
+    }
+
+    #[test]
+    fn a_copy_counts_the_heap_its_own_span_lists_own() {
+        let mut keyed = Harness::new(1, None);
+        let empty = keyed.tracker.heap_bytes();
+        for round in 0..20 {
+            for n in 0..20 {
+                keyed.insert("a", round * 1000 + n * 10).unwrap();
+            }
+            keyed.tracker = keyed.tracker.clone();
+            keyed.tracker.advance_watermark(round * 1000 + 999);
+            while keyed.take().is_some() {}
+        }
+        assert!(keyed.tracker.heap_bytes() <= empty + 1024);
     }
 
     #[test]

@@ -102,7 +102,10 @@ impl<K: Clone, V: Clone> SessionWindows<K, V> {
             .unwrap_or_default()
     }
 
-    /// Inserts the event and files `accs` as its session's accumulators.
+    /// Inserts the event and files `accs` as its session's accumulators;
+    /// without them, a session that stays one keeps those it holds. Returns
+    /// where the session's accumulators are: the key, and the session's
+    /// place among the key's.
     fn commit(
         &mut self,
         slot: Option<KeySlot>,
@@ -110,8 +113,8 @@ impl<K: Clone, V: Clone> SessionWindows<K, V> {
         key: impl FnOnce() -> K,
         timestamp: u64,
         plan: SessionPlan,
-        accs: Accumulators<V>,
-    ) -> Result<KeySlot> {
+        accs: Option<Accumulators<V>>,
+    ) -> Result<(KeySlot, usize)> {
         if let Some(watermark) = plan.watermark {
             self.sessions.advance_watermark(watermark);
         }
@@ -126,16 +129,17 @@ impl<K: Clone, V: Clone> SessionWindows<K, V> {
             debug_assert!(false, "a key just inserted is not held");
             return Err(Error::TooManyKeys { limit: 0 });
         };
-        match plan.placement {
-            Placement::Open(_) => held.insert(index, accs),
-            Placement::Merge { .. } => {
+        match (plan.placement, accs) {
+            (Placement::Open(_), accs) => held.insert(index, accs.unwrap_or_default()),
+            (Placement::Merge { .. }, accs) => {
                 held.remove(index + 1);
-                held[index] = accs;
+                held[index] = accs.unwrap_or_default();
             }
-            Placement::Inside(_) | Placement::Grow { .. } => held[index] = accs,
+            (Placement::Inside(_) | Placement::Grow { .. }, Some(accs)) => held[index] = accs,
+            (Placement::Inside(_) | Placement::Grow { .. }, None) => {}
         }
         self.clock.observe(timestamp);
-        Ok(slot)
+        Ok((slot, index))
     }
 }
 
@@ -265,6 +269,25 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         self.aggregation.check(inputs)?;
         // Known not to need the host (see needs_ops).
         let unreachable = |_| Refusal::Host(Error::TooManyKeys { limit: 0 });
+        if let [held] = self.starting(slot, plan.placement) {
+            // A session that stays one is added to where it is held, with
+            // no copy: an add that needs no host cannot fail half-way.
+            if self.aggregation.add_needs_ops(held, inputs) {
+                return Err(unreachable(NeedsHost));
+            }
+            let (slot, index) = self
+                .commit(slot, hash, key, timestamp, plan, None)
+                .map_err(Refusal::Host)?;
+            if let Some(held) = self
+                .sessions
+                .extra_mut(slot)
+                .and_then(|held| held.get_mut(index))
+            {
+                let added = self.aggregation.add(held, timestamp, inputs, &mut NoOps);
+                debug_assert!(added.is_ok(), "an add that needs no host was refused");
+            }
+            return Ok(slot);
+        }
         let starting = self.starting(slot, plan.placement).iter().cloned();
         let mut accs = start_from(&self.aggregation, starting, &mut NoOps).map_err(unreachable)?;
         self.aggregation
@@ -273,7 +296,8 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
                 Refusal::NotNumeric { kind } => Refusal::NotNumeric { kind },
                 Refusal::Host(host) => unreachable(host),
             })?;
-        self.commit(slot, hash, key, timestamp, plan, accs)
+        self.commit(slot, hash, key, timestamp, plan, Some(accs))
+            .map(|(slot, _)| slot)
             .map_err(Refusal::Host)
     }
 
@@ -287,7 +311,8 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         computed: Vec<Accumulators<V>>,
     ) -> Result<KeySlot> {
         let accs = computed.into_iter().next().unwrap_or_default();
-        self.commit(slot, hash, key, timestamp, plan, accs)
+        self.commit(slot, hash, key, timestamp, plan, Some(accs))
+            .map(|(slot, _)| slot)
     }
 
     fn advance(&mut self, time: u64) -> Option<bool> {
