@@ -76,10 +76,12 @@ before = rss_bytes
 holding = hold_all(stream.keys)
 per_session = (rss_bytes - before).to_f / holding.tracker.size
 memsize = ObjectSpace.memsize_of(holding.tracker).to_f / holding.tracker.size
-inside_held = insert_into_held(holding, stream.keys, 0)
-growing_held = insert_into_held(holding, stream.keys, 1)
 drain_large = drain(holding)
 drain_small = drain(hold_all(small_stream.keys))
+holding = hold_all(stream.keys)
+inside_held = insert_into_held(holding, stream.keys, 0)
+growing_held = insert_into_held(holding, stream.keys, 1)
+holding = nil
 
 # insert_all against insert, both on KeyedRuns::Direct (the gem's methods
 # called straight from the loop), alternating which goes first, each run
