@@ -3,7 +3,7 @@
 //!
 //! Entries sit in buckets by the time they close from (`at`: a window's
 //! end, a session's last event), `2**shift` ticks to a bucket. Pushing
-//! appends to a bucket (the few buckets live in a small ordered map), and a
+//! appends to a bucket (buckets live in an ordered map, usually small), and a
 //! bucket is sorted once, when the earliest time it can hold comes due.
 //! Nothing is removed when what an entry names changes: the tracker that
 //! owns the queue pushes a new entry and says, when an entry comes due,
@@ -14,8 +14,9 @@
 //! A bucket no wider than the time an entry waits to close (a session's
 //! gap) never receives an entry once it is due: anything pushed then is
 //! newer than the watermark, and so belongs to a later bucket. Pushing into
-//! a bucket that is being handed over still works (the rest of it is sorted
-//! again), as when everything is flushed regardless of the watermark.
+//! a bucket that is being handed over still works (what came is merged into
+//! the rest of it), as when everything is flushed regardless of the
+//! watermark.
 
 use std::collections::BTreeMap;
 

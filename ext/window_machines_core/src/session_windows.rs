@@ -3,6 +3,8 @@
 //! set of accumulators per held session. A growing session adds to its
 //! accumulators; two sessions bridged by an event merge theirs.
 
+use smallvec::SmallVec;
+
 use crate::aggregate::{Accumulators, Aggregation, Input, NeedsHost, NoOps, Ops, Refusal};
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::error::{Error, Result};
@@ -12,7 +14,6 @@ use crate::keyed::KeyedSessions;
 use crate::keyed_windows::accs_heap_bytes;
 use crate::span::Span;
 use crate::span_list::Placement;
-use smallvec::SmallVec;
 
 /// Where an event goes among its key's sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
