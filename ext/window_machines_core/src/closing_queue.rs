@@ -22,6 +22,8 @@ use std::collections::BTreeMap;
 
 use smallvec::SmallVec;
 
+use crate::heap::spilled_bytes;
+
 /// What the tracker says of an entry whose bucket is due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fate {
@@ -163,18 +165,10 @@ impl<E> ClosingQueue<E> {
 
     #[must_use]
     pub fn heap_bytes(&self) -> usize {
-        let entry = std::mem::size_of::<E>();
         let node = std::mem::size_of::<(u64, Bucket<E>)>();
         self.buckets
             .values()
-            .map(|bucket| {
-                let spilled = if bucket.entries.spilled() {
-                    bucket.entries.capacity() * entry
-                } else {
-                    0
-                };
-                spilled + node
-            })
+            .map(|bucket| spilled_bytes(&bucket.entries) + node)
             .sum()
     }
 }

@@ -334,7 +334,7 @@ impl<K, S> KeySlots<K, S> {
 pub(crate) fn prefetch<T>(value: &T) {
     const LINE: usize = 64;
     let start: *const u8 = std::ptr::from_ref(value).cast();
-    let offset = start as usize % LINE;
+    let offset = start.addr() % LINE;
     let mut line = 0;
     while line < offset + std::mem::size_of::<T>() {
         prefetch_address(start.wrapping_add(line).wrapping_sub(offset));

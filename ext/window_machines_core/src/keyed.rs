@@ -318,12 +318,10 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
         self.keys.state_mut(slot).map(|state| &mut state.extra)
     }
 
-    /// Every held key with its slot and what the owner keeps with it, in no
-    /// particular order.
-    pub(crate) fn held_extras(&self) -> impl Iterator<Item = (KeySlot, &K, &X)> {
-        self.keys
-            .iter()
-            .map(|(slot, key, state)| (slot, key, &state.extra))
+    /// Every held key with what the owner keeps with it, in no particular
+    /// order.
+    pub(crate) fn held_extras(&self) -> impl Iterator<Item = (&K, &X)> {
+        self.keys.iter().map(|(_, key, state)| (key, &state.extra))
     }
 
     /// Every held key once, in the order keys started being held, with its spans.
@@ -343,12 +341,6 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
             .into_iter()
             .map(|(slot, key, _)| (slot, key))
             .collect()
-    }
-
-    /// The slots of the keys whose sessions close next, in closing order
-    /// as far as the queue knows it: for loading ahead, nothing more.
-    fn closing_slots(&self) -> impl Iterator<Item = KeySlot> + '_ {
-        self.closing.upcoming().map(|entry| entry.slot)
     }
 
     /// Every held key, in no particular order.
@@ -475,7 +467,10 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
         )?;
         self.closing.remove_first();
         self.held -= 1;
-        self.keys.prefetch_upcoming(self.closing_slots());
+        // In closing order as far as the queue knows it: for loading
+        // ahead, nothing more.
+        self.keys
+            .prefetch_upcoming(self.closing.upcoming().map(|entry| entry.slot));
         let (slot, span) = (entry.slot, entry.span());
         let Some(state) = self.keys.state_mut(slot) else {
             debug_assert!(false, "an indexed session's key is not held");

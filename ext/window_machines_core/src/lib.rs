@@ -8,6 +8,7 @@ mod closing_queue;
 mod error;
 mod event_clock;
 mod hash_index;
+mod heap;
 mod key_slots;
 mod keyed;
 mod keyed_windows;

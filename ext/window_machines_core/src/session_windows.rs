@@ -9,6 +9,7 @@ use crate::aggregate::{Accumulators, Aggregation, Input, NeedsHost, NoOps, Ops, 
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
+use crate::heap::spilled_bytes;
 use crate::key_slots::{KeyLookup, KeySlot, Prefetch};
 use crate::keyed::KeyedSessions;
 use crate::keyed_windows::accs_heap_bytes;
@@ -185,14 +186,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         let accs: usize = self
             .sessions
             .held_extras()
-            .map(|(_, _, held)| {
-                let spilled = if held.spilled() {
-                    held.capacity() * std::mem::size_of::<Accumulators<V>>()
-                } else {
-                    0
-                };
-                spilled + held.iter().map(accs_heap_bytes).sum::<usize>()
-            })
+            .map(|(_, held)| spilled_bytes(held) + held.iter().map(accs_heap_bytes).sum::<usize>())
             .sum();
         self.sessions.heap_bytes() + accs
     }
@@ -425,7 +419,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
     }
 
     fn each_held(&self, f: &mut dyn FnMut(&K, &Accumulators<V>)) {
-        for (_, key, held) in self.sessions.held_extras() {
+        for (key, held) in self.sessions.held_extras() {
             for accs in held {
                 f(key, accs);
             }
