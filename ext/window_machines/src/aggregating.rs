@@ -169,7 +169,7 @@ impl<T: Aggregating<Held, Held>> HoldsObjects for State<T> {
     fn each_object(&self, f: &mut dyn FnMut(Opaque<Value>)) {
         self.aggregation.each_object(f);
         self.on_late.each_object(f);
-        let mut each_acc = |accs: &Accumulators<Held>| {
+        let mut each_acc = |accs: &[Accumulator<Held>]| {
             for acc in accs {
                 acc.each_object(&mut |object| f(*object));
             }
@@ -646,7 +646,13 @@ impl<W: Wraps> Methods<W> {
                 .tracker
                 .open_of(slot)
                 .into_iter()
-                .map(|(start, end, parts)| (start, end, parts.into_iter().cloned().collect()))
+                .map(|(start, end, parts)| {
+                    (
+                        start,
+                        end,
+                        parts.into_iter().map(Accumulators::from).collect(),
+                    )
+                })
                 .collect();
             (open, Arc::clone(&state.aggregation))
         })?;

@@ -60,7 +60,9 @@ pub fn dump<W: Shaped>(ruby: &Ruby, this: &W, form: Form) -> Result<RHash, Error
                 .map(|(key, windows)| {
                     let windows = windows
                         .into_iter()
-                        .map(|(start, end, from, accs)| (start, end, from, accs.clone()))
+                        .map(|(start, end, from, accs)| {
+                            (start, end, from, Accumulators::from(accs))
+                        })
                         .collect();
                     (*key, windows)
                 })

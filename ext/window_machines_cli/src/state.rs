@@ -49,7 +49,7 @@ pub struct Saved {
 }
 
 /// A held part, borrowed from the tracker.
-pub type HeldPart<'a> = (u64, u64, Option<u64>, &'a Accumulators<Value>);
+pub type HeldPart<'a> = (u64, u64, Option<u64>, &'a [Accumulator<Value>]);
 
 /// What the tracker holds, borrowed for writing.
 pub struct Tracked<'a> {
@@ -313,7 +313,7 @@ impl Decoder<'_> {
 
     fn value(&mut self) -> Decoded<Value> {
         match self.byte()? {
-            0 => Ok(Value::Big(i128::from_le_bytes(self.array()?))),
+            0 => Ok(Value::Big(Box::new(i128::from_le_bytes(self.array()?)))),
             1 => Ok(Value::Json(self.bytes()?.into())),
             _ => Err(damaged()),
         }
@@ -469,7 +469,7 @@ mod tests {
     fn round_trips_every_accumulator() {
         let accs: Accumulators<Value> = [
             Accumulator::Count(3),
-            Accumulator::Sum(Number::Host(Value::Big(i128::MAX))),
+            Accumulator::Sum(Number::Host(Value::Big(Box::new(i128::MAX)))),
             Accumulator::Min(Some(Input::Float(1.5))),
             Accumulator::Max(None),
             Accumulator::Mean {

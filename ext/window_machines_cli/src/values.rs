@@ -13,7 +13,8 @@ use crate::json_fields::write_string;
 /// other value as its JSON text.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
-    Big(i128),
+    /// Boxed, so a value (and an accumulator holding one) stays small.
+    Big(Box<i128>),
     Json(Box<[u8]>),
 }
 
@@ -64,7 +65,7 @@ pub fn number_input(text: &[u8]) -> Option<Input<Value>> {
             return Some(Input::Int(int));
         }
         if let Ok(big) = text.parse::<i128>() {
-            return Some(Input::Numeric(Value::Big(big)));
+            return Some(Input::Numeric(Value::Big(Box::new(big))));
         }
     }
     text.parse::<f64>().ok().map(Input::Float)
@@ -73,7 +74,7 @@ pub fn number_input(text: &[u8]) -> Option<Input<Value>> {
 fn as_int(number: &Number<Value>) -> Option<i128> {
     match number {
         Number::Int(int) => Some(i128::from(*int)),
-        Number::Host(Value::Big(big)) => Some(*big),
+        Number::Host(Value::Big(big)) => Some(**big),
         _ => None,
     }
 }
@@ -83,7 +84,7 @@ fn as_float(number: &Number<Value>) -> Option<f64> {
     match number {
         Number::Int(int) => Some(*int as f64),
         Number::Float(float) => Some(*float),
-        Number::Host(Value::Big(big)) => Some(*big as f64),
+        Number::Host(Value::Big(big)) => Some(**big as f64),
         Number::Host(Value::Json(_)) => None,
     }
 }
@@ -98,7 +99,7 @@ fn number_of(input: &Input<Value>) -> Option<Number<Value>> {
 }
 
 fn exact(sum: i128) -> Number<Value> {
-    i64::try_from(sum).map_or(Number::Host(Value::Big(sum)), Number::Int)
+    i64::try_from(sum).map_or_else(|_| Number::Host(Value::Big(Box::new(sum))), Number::Int)
 }
 
 /// The host's side of the built-in aggregators: Integers past 64 bits, and
@@ -298,7 +299,7 @@ mod tests {
         ];
         for (sum, count, expected) in cases {
             assert_eq!(
-                mean(&Number::Host(Value::Big(sum)), count),
+                mean(&Number::Host(Value::Big(Box::new(sum))), count),
                 Some(expected),
                 "{sum} / {count}"
             );
@@ -309,10 +310,10 @@ mod tests {
     #[test]
     fn extremes_compare_wide_integers_and_floats_exactly() {
         let two_pow_64 = Input::Float(18_446_744_073_709_551_616.0);
-        let above = Input::Numeric(Value::Big((1 << 64) + 1));
+        let above = Input::Numeric(Value::Big(Box::new((1 << 64) + 1)));
         assert_eq!(FileOps.compare(&above, &two_pow_64), Ok(Ordering::Greater));
         assert_eq!(FileOps.compare(&two_pow_64, &above), Ok(Ordering::Less));
-        let below = Input::Numeric(Value::Big(-(1 << 63) - 1));
+        let below = Input::Numeric(Value::Big(Box::new(-(1 << 63) - 1)));
         assert_eq!(
             FileOps.compare(&below, &Input::Float(-9_223_372_036_854_775_808.0)),
             Ok(Ordering::Less)
@@ -324,7 +325,7 @@ mod tests {
         assert_eq!(number_input(b"42"), Some(Input::Int(42)));
         assert_eq!(
             number_input(b"-170141183460469231731687303715884105728"),
-            Some(Input::Numeric(Value::Big(i128::MIN)))
+            Some(Input::Numeric(Value::Big(Box::new(i128::MIN))))
         );
         assert_eq!(number_input(b"1.5e2"), Some(Input::Float(150.0)));
         assert_eq!(number_input(b"1e999"), Some(Input::Float(f64::INFINITY)));

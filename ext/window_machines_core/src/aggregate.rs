@@ -540,9 +540,11 @@ fn merge_in_time_order<V>(mut earlier: Vec<Stamped<V>>, later: Vec<Stamped<V>>) 
 /// an event allocates nothing for them.
 pub type Inputs<V> = smallvec::SmallVec<[Input<V>; 2]>;
 
-/// The accumulators of one window or session, one per part: most windows
-/// aggregate one thing, which is then kept inline, with no allocation.
-pub type Accumulators<V> = smallvec::SmallVec<[Accumulator<V>; 1]>;
+/// The accumulators of one window or session, one per part: up to two
+/// (a count and a sum, say) are kept inline, so a session's sit in its
+/// key's entry and a hand-over allocates nothing. Panes keep one inline
+/// (see `keyed_windows`).
+pub type Accumulators<V> = smallvec::SmallVec<[Accumulator<V>; 2]>;
 
 /// What a tracker aggregates: its parts, in the order results list them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -567,8 +569,11 @@ impl Aggregation {
         self.parts.iter().any(|part| part.kind == Kind::Custom)
     }
 
-    /// Fresh accumulators.
-    pub fn initial<V: Clone, O: Ops<V>>(&self, ops: &mut O) -> Result<Accumulators<V>, O::Error> {
+    /// Fresh accumulators, in whichever collection holds them.
+    pub fn initial<V: Clone, O: Ops<V>, C: FromIterator<Accumulator<V>>>(
+        &self,
+        ops: &mut O,
+    ) -> Result<C, O::Error> {
         self.parts
             .iter()
             .enumerate()
@@ -582,7 +587,7 @@ impl Aggregation {
     pub fn fresh_needs_ops<V: Clone>(&self, inputs: &[Input<V>]) -> bool {
         self.has_custom()
             || self
-                .initial::<V, NoOps>(&mut NoOps)
+                .initial::<V, NoOps, Accumulators<V>>(&mut NoOps)
                 .map_or(true, |fresh| self.add_needs_ops(&fresh, inputs))
     }
 

@@ -2,7 +2,7 @@
 //! binding drives them all one way: plan an event, apply it alone or with
 //! accumulators the host computed, hand results over.
 
-use crate::aggregate::{Accumulators, Aggregation, Input, Ops, Refusal};
+use crate::aggregate::{Accumulator, Accumulators, Aggregation, Input, Ops, Refusal};
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
 use crate::key_slots::{KeyLookup, KeySlot};
@@ -49,14 +49,14 @@ pub enum Taken<K, V> {
 /// A held part of a checkpoint: start, end (or last event), for a pane the
 /// first window it still goes into when that is not the first window
 /// holding it, and accumulators.
-pub type Held<'a, V> = (u64, u64, Option<u64>, &'a Accumulators<V>);
+pub type Held<'a, V> = (u64, u64, Option<u64>, &'a [Accumulator<V>]);
 
 /// Every held key with what it holds, oldest first.
 pub type Checkpoint<'a, K, V> = Vec<(&'a K, Vec<Held<'a, V>>)>;
 
 /// A key's open windows: start, end (or last event), and the parts whose
 /// merge, in order, is the window's aggregate.
-pub type Open<'a, V> = Vec<(u64, u64, Vec<&'a Accumulators<V>>)>;
+pub type Open<'a, V> = Vec<(u64, u64, Vec<&'a [Accumulator<V>]>)>;
 
 /// A keyed tracker whose windows carry accumulators.
 pub trait Aggregating<K, V>: KeyLookup<Key = K> {
@@ -139,7 +139,7 @@ pub trait Aggregating<K, V>: KeyLookup<Key = K> {
     /// A key's windows that have not closed, oldest first.
     fn open_of(&self, slot: KeySlot) -> Open<'_, V>;
     /// Every held key and accumulator, for marking.
-    fn each_held(&self, f: &mut dyn FnMut(&K, &Accumulators<V>));
+    fn each_held(&self, f: &mut dyn FnMut(&K, &[Accumulator<V>]));
     /// Every held key, for marking.
     fn each_key(&self, f: &mut dyn FnMut(&K));
 

@@ -18,7 +18,9 @@
 //! part. Each key has one entry in the closing queue, for its next window,
 //! pushed when that changes.
 
-use crate::aggregate::{Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
+use smallvec::SmallVec;
+
+use crate::aggregate::{Accumulator, Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::closing_queue::{ClosingQueue, Fate};
 use crate::error::{Error, Result};
@@ -174,13 +176,17 @@ impl Shape {
     }
 }
 
+/// A part's accumulators: one aggregator inline rather than the two a
+/// hand-over's hold, since an open window per key is this tracker's memory.
+type PartAccs<V> = SmallVec<[Accumulator<V>; 1]>;
+
 /// Part of a pane: the events that joined it while `from` was their first
 /// open window.
 #[derive(Debug, Clone)]
 struct Part<V> {
     start: u64,
     from: u64,
-    accs: Accumulators<V>,
+    accs: PartAccs<V>,
 }
 
 /// A key's parts, by pane, and within a pane in the order they were made
@@ -276,7 +282,7 @@ impl<V> KeyParts<V> {
                 let placeholder = Part {
                     start: 0,
                     from: 0,
-                    accs: Accumulators::new(),
+                    accs: PartAccs::new(),
                 };
                 let Some(first) = many.parts.get_mut(many.head) else {
                     *self = KeyParts::Many(many);
@@ -415,12 +421,12 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         self.shape
     }
 
-    fn held_accs(&self, slot: Option<KeySlot>, plan: WindowPlan) -> Option<&Accumulators<V>> {
+    fn held_accs(&self, slot: Option<KeySlot>, plan: WindowPlan) -> Option<&[Accumulator<V>]> {
         let held = self.keys.state(slot?)?;
         held.position(plan.pane, plan.from)
             .ok()
             .and_then(|at| held.parts().get(at))
-            .map(|part| &part.accs)
+            .map(|part| part.accs.as_slice())
     }
 
     /// The accumulators of the key's parts that share a window with
@@ -432,7 +438,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         slot: Option<KeySlot>,
         plan: WindowPlan,
         inputs: &[Input<V>],
-    ) -> impl Iterator<Item = &Accumulators<V>> {
+    ) -> impl Iterator<Item = &[Accumulator<V>]> {
         let shape = self.shape;
         let held = slot
             .filter(|_| self.aggregation.compares(inputs))
@@ -444,7 +450,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
                 // another part of its pane to the same first window.
                 shape.share_a_window((part.start, part.from), (plan.pane, plan.from))
             })
-            .map(|part| &part.accs)
+            .map(|part| part.accs.as_slice())
     }
 
     /// Puts `accs_for(held)` into the planned part, holding the key and
@@ -456,7 +462,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         key: impl FnOnce() -> K,
         timestamp: u64,
         plan: WindowPlan,
-        accs_for: impl FnOnce(Option<Accumulators<V>>) -> Accumulators<V>,
+        accs_for: impl FnOnce(Option<PartAccs<V>>) -> PartAccs<V>,
     ) -> Result<KeySlot> {
         let held = slot.filter(|slot| self.keys.state(*slot).is_some());
         let slot = match held {
@@ -526,7 +532,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         {
             let part = parts.pop_front()?;
             self.parts -= 1;
-            accs.get_or_insert(part.accs);
+            accs.get_or_insert_with(|| part.accs.into_iter().collect());
         }
         for at in 0..parts.parts().len() {
             let Some(part) = parts.get_mut(at) else { break };
@@ -536,7 +542,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             if part.from == start {
                 part.from = start + shape.step;
                 if accs.is_none() {
-                    accs = Some(part.accs.clone());
+                    accs = Some(part.accs.iter().cloned().collect());
                 }
             }
         }
@@ -643,10 +649,10 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         plan: WindowPlan,
         inputs: &[Input<V>],
     ) -> Vec<Option<Accumulators<V>>> {
-        std::iter::once(self.held_accs(slot, plan).cloned())
+        std::iter::once(self.held_accs(slot, plan).map(Accumulators::from))
             .chain(
                 self.sharing_windows(slot, plan, inputs)
-                    .map(|other| Some(other.clone())),
+                    .map(|other| Some(Accumulators::from(other))),
             )
             .collect()
     }
@@ -710,7 +716,9 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         computed: Vec<Accumulators<V>>,
     ) -> Result<KeySlot> {
         let computed = computed.into_iter().next().unwrap_or_default();
-        self.update(slot, hash, key, timestamp, plan, |_| computed)
+        self.update(slot, hash, key, timestamp, plan, |_| {
+            computed.into_iter().collect()
+        })
     }
 
     fn advance(&mut self, time: u64) -> Option<bool> {
@@ -758,7 +766,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         } else {
             let parts: Vec<Accumulators<V>> = held
                 .going_into(shape, start)
-                .map(|part| part.accs.clone())
+                .map(|part| part.accs.iter().cloned().collect())
                 .collect();
             match self.aggregation.merge_all(parts.clone(), &mut NoOps) {
                 Ok(merged) => merged,
@@ -809,7 +817,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
                     .filter(|part| {
                         part.from <= start && part.start >= start && part.start < shape.end(start)
                     })
-                    .map(|part| &part.accs)
+                    .map(|part| part.accs.as_slice())
                     .collect();
                 (start, shape.end(start), parts)
             })
@@ -832,7 +840,12 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
                     .map(|part| {
                         let from =
                             Some(part.from).filter(|from| *from != shape.first_window(part.start));
-                        (part.start, part.start + shape.pane, from, &part.accs)
+                        (
+                            part.start,
+                            part.start + shape.pane,
+                            from,
+                            part.accs.as_slice(),
+                        )
                     })
                     .collect();
                 (key, parts)
@@ -890,7 +903,11 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             None => self.keys.hold(hash, key(), KeyParts::default())?,
         };
         if let Some(held) = self.keys.state_mut(slot) {
-            held.push_back(Part { start, from, accs });
+            held.push_back(Part {
+                start,
+                from,
+                accs: accs.into_iter().collect(),
+            });
             self.parts += 1;
         }
         Ok(slot)
@@ -925,7 +942,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         self.late_count = late_count;
     }
 
-    fn each_held(&self, f: &mut dyn FnMut(&K, &Accumulators<V>)) {
+    fn each_held(&self, f: &mut dyn FnMut(&K, &[Accumulator<V>])) {
         for (_, key, held) in self.keys.iter() {
             for part in held.parts() {
                 f(key, &part.accs);
@@ -935,7 +952,9 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
 }
 
 /// Bytes a window's accumulators hold on the heap.
-pub(crate) fn accs_heap_bytes<V: Clone>(accs: &Accumulators<V>) -> usize {
+pub(crate) fn accs_heap_bytes<V: Clone, A: smallvec::Array<Item = Accumulator<V>>>(
+    accs: &SmallVec<A>,
+) -> usize {
     spilled_bytes(accs)
         + accs
             .iter()

@@ -5,7 +5,9 @@
 
 use smallvec::SmallVec;
 
-use crate::aggregate::{Accumulators, Aggregation, Input, NeedsHost, NoOps, Ops, Refusal};
+use crate::aggregate::{
+    Accumulator, Accumulators, Aggregation, Input, NeedsHost, NoOps, Ops, Refusal,
+};
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
@@ -355,7 +357,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
             .filter(|(span, _)| {
                 watermark.is_none_or(|watermark| span.last.saturating_add(gap) > watermark)
             })
-            .map(|(span, accs)| (span.first, span.last, vec![accs]))
+            .map(|(span, accs)| (span.first, span.last, vec![accs.as_slice()]))
             .collect()
     }
 
@@ -373,7 +375,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
                     .spans(slot)
                     .iter()
                     .zip(self.accs_of(Some(slot)))
-                    .map(|(span, accs)| (span.first, span.last, None, accs))
+                    .map(|(span, accs)| (span.first, span.last, None, accs.as_slice()))
                     .collect();
                 (key, sessions)
             })
@@ -418,7 +420,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         self.late_count = late_count;
     }
 
-    fn each_held(&self, f: &mut dyn FnMut(&K, &Accumulators<V>)) {
+    fn each_held(&self, f: &mut dyn FnMut(&K, &[Accumulator<V>])) {
         for (key, held) in self.sessions.held_extras() {
             for accs in held {
                 f(key, accs);
