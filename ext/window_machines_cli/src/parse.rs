@@ -3,7 +3,7 @@
 //! split into key, hash, time and inputs.
 
 use std::ops::Range;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread;
 
 use window_machines_core::Inputs;
@@ -62,11 +62,7 @@ pub enum Message {
     },
     /// Lines of the current input, and how many bytes of its file have been
     /// read so far.
-    Lines {
-        bytes: Vec<u8>,
-        lines: Vec<Line>,
-        read: u64,
-    },
+    Lines { batch: Batch, read: u64 },
     /// The current input ended.
     End,
     /// An input could not be read: the message says which and why.
@@ -84,11 +80,19 @@ pub struct Start {
     pub time_format: Option<TimeFormat>,
 }
 
+/// The two ends a run keeps: what the parser sends, and where batches go
+/// back once taken, to be filled again rather than grown from nothing.
+pub struct Parser {
+    pub messages: Receiver<Message>,
+    pub spent: Sender<Batch>,
+}
+
 /// Starts reading `job`'s inputs on a thread. The thread is not joined: it
 /// may be waiting on standard input when the run stops, and it ends by
 /// itself once the receiver is gone.
-pub fn start(job: &Job, from: Start) -> Receiver<Message> {
-    let (sender, receiver) = sync_channel(BATCHES_AHEAD);
+pub fn start(job: &Job, from: Start) -> Parser {
+    let (sender, messages) = sync_channel(BATCHES_AHEAD);
+    let (spent, recycled) = channel();
     let job = job.clone();
     let _signals_blocked = SignalsBlocked::here();
     thread::spawn(move || {
@@ -110,14 +114,15 @@ pub fn start(job: &Job, from: Start) -> Receiver<Message> {
                 from.line,
                 from.crc,
             ));
-            if let Err(message) = read(&sender, &mut reader, index, source, resume) {
+            let ends = (&sender, &recycled);
+            if let Err(message) = read(ends, &mut reader, index, source, resume) {
                 // Gone only when the run stopped: nobody is listening.
                 let _ignored = sender.send(Message::Failed(message));
                 return;
             }
         }
     });
-    receiver
+    Parser { messages, spent }
 }
 
 /// Signals blocked on the calling thread until dropped, so that a thread
@@ -168,7 +173,7 @@ impl Drop for SignalsBlocked {
 struct HungUp;
 
 fn read(
-    sender: &SyncSender<Message>,
+    (sender, recycled): (&SyncSender<Message>, &Receiver<Batch>),
     reader: &mut EventReader,
     index: usize,
     source: &Source,
@@ -210,13 +215,13 @@ fn read(
     if sender.send(start).is_err() {
         return Ok(());
     }
-    let mut batch = Batch::default();
+    let mut batch = Batch::reused(recycled);
     loop {
         // Reading may wait on a pipe: send what is parsed first, so that
         // what it closes is written as soon as it closes.
         if !batch.lines.is_empty()
             && (batch.lines.len() >= BATCH_LINES || !lines.has_line_ready())
-            && batch.send(sender, &lines).is_err()
+            && batch.send(sender, recycled, &lines).is_err()
         {
             return Ok(());
         }
@@ -225,20 +230,29 @@ fn read(
         };
         batch.add(reader, source.format, &line);
     }
-    if batch.send(sender, &lines).is_err() {
+    if batch.send(sender, recycled, &lines).is_err() {
         return Ok(());
     }
     let _ignored = sender.send(Message::End);
     Ok(())
 }
 
+/// Parsed lines, their text and keys in `bytes`.
 #[derive(Default)]
-struct Batch {
-    bytes: Vec<u8>,
-    lines: Vec<Line>,
+pub struct Batch {
+    pub bytes: Vec<u8>,
+    pub lines: Vec<Line>,
 }
 
 impl Batch {
+    /// A batch the run is done with, emptied, or a new one.
+    fn reused(recycled: &Receiver<Batch>) -> Batch {
+        let mut batch = recycled.try_recv().unwrap_or_default();
+        batch.bytes.clear();
+        batch.lines.clear();
+        batch
+    }
+
     fn add(&mut self, reader: &mut EventReader, format: InputFormat, line: &LineRead) {
         let text = line.text;
         let start = self.bytes.len();
@@ -271,12 +285,16 @@ impl Batch {
         });
     }
 
-    fn send(&mut self, sender: &SyncSender<Message>, lines: &Lines) -> Result<(), HungUp> {
-        let full = std::mem::take(self);
+    fn send(
+        &mut self,
+        sender: &SyncSender<Message>,
+        recycled: &Receiver<Batch>,
+        lines: &Lines,
+    ) -> Result<(), HungUp> {
+        let full = std::mem::replace(self, Batch::reused(recycled));
         sender
             .send(Message::Lines {
-                bytes: full.bytes,
-                lines: full.lines,
+                batch: full,
                 read: lines.bytes_read(),
             })
             .map_err(|_| HungUp)

@@ -256,7 +256,7 @@ where
     }
 
     fn run(mut self, stop: &mut dyn FnMut() -> bool) -> Result<Summary, Failure> {
-        let messages = parse::start(
+        let parse::Parser { messages, spent } = parse::start(
             self.job,
             parse::Start {
                 source: usize::try_from(self.progress.source).unwrap_or(usize::MAX),
@@ -306,12 +306,13 @@ where
                     self.progress.crc = crc;
                 }
                 parse::Message::Lines {
-                    bytes,
-                    lines,
+                    batch,
                     read: now_read,
                 } => {
                     read = now_read;
-                    self.take_lines(&bytes, &lines, &source_name, source_format)?;
+                    self.take_lines(&batch.bytes, &batch.lines, &source_name, source_format)?;
+                    // Gone only when the parser is: nothing more to fill.
+                    let _ignored = spent.send(batch);
                     self.check(stop, read)?;
                 }
                 parse::Message::End => {

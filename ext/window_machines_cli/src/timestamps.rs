@@ -4,6 +4,8 @@
 
 use std::io::Write;
 
+use crate::values::write_u64;
+
 /// How the time field is written, and so what a tick is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeFormat {
@@ -124,7 +126,7 @@ impl TimeFormat {
                 }
             }
             _ => {
-                write!(out, "{ticks}").unwrap_or(());
+                write_u64(ticks, out);
             }
         }
     }

@@ -159,6 +159,31 @@ fn write_display(number: impl std::fmt::Display, out: &mut Vec<u8>) {
     write!(out, "{number}").unwrap_or(());
 }
 
+/// Writes `number`'s digits without the formatting machinery: counts,
+/// sums and epoch times are most of what the command writes.
+pub fn write_u64(mut number: u64, out: &mut Vec<u8>) {
+    let mut digits = [0_u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        #[allow(clippy::cast_possible_truncation)] // a digit, below 10
+        let digit = (number % 10) as u8;
+        digits[at] = b'0' + digit;
+        number /= 10;
+        if number == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+fn write_i64(number: i64, out: &mut Vec<u8>) {
+    if number < 0 {
+        out.push(b'-');
+    }
+    write_u64(number.unsigned_abs(), out);
+}
+
 /// A finite float as JSON, always with a point or an exponent so it reads
 /// back as a float; JSON has no NaN or infinity.
 fn write_float(float: f64, out: &mut Vec<u8>) {
@@ -173,7 +198,7 @@ fn write_float(float: f64, out: &mut Vec<u8>) {
 
 fn write_number(number: &Number<Value>, out: &mut Vec<u8>) {
     match number {
-        Number::Int(int) => write_display(int, out),
+        Number::Int(int) => write_i64(*int, out),
         Number::Float(float) => write_float(*float, out),
         Number::Host(value) => write_value(value, out),
     }
@@ -189,7 +214,7 @@ fn write_value(value: &Value, out: &mut Vec<u8>) {
 fn write_input(input: &Input<Value>, out: &mut Vec<u8>) {
     match input {
         Input::Nil => out.extend_from_slice(b"null"),
-        Input::Int(int) => write_display(int, out),
+        Input::Int(int) => write_i64(*int, out),
         Input::Float(float) => write_float(*float, out),
         Input::Numeric(value) | Input::Object(value) => write_value(value, out),
     }
@@ -247,7 +272,7 @@ fn exact_quotient(int: i128, count: u64) -> f64 {
 /// An aggregator's result as JSON.
 pub fn write_result(acc: &Accumulator<Value>, out: &mut Vec<u8>) {
     match acc {
-        Accumulator::Count(count) => write_display(count, out),
+        Accumulator::Count(count) => write_u64(*count, out),
         Accumulator::Sum(sum) => write_number(sum, out),
         Accumulator::Min(extreme) | Accumulator::Max(extreme) => match extreme {
             Some(input) => write_input(input, out),
@@ -285,6 +310,19 @@ pub fn json_of_text(text: &[u8]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_are_written_as_display_writes_them() {
+        let cases = [0, 1, -1, 9, 10, 99, 1_000, i64::MAX, i64::MIN, -(1 << 53)];
+        for number in cases {
+            let mut out = Vec::new();
+            write_i64(number, &mut out);
+            assert_eq!(out, number.to_string().into_bytes());
+        }
+        let mut out = Vec::new();
+        write_u64(u64::MAX, &mut out);
+        assert_eq!(out, u64::MAX.to_string().into_bytes());
+    }
 
     #[test]
     fn a_mean_divides_the_exact_sum_and_rounds_once() {
