@@ -193,7 +193,14 @@ impl<K, S> KeySlots<K, S> {
             });
         }
         let slot = match self.vacant.pop_front() {
-            Some(index) => KeySlot(index),
+            Some(index) => {
+                // The slot the next new key will take was released long
+                // ago, and is no longer in the cache: start loading it.
+                if let Some(&next) = self.vacant.front() {
+                    self.prefetch_slot(KeySlot(next));
+                }
+                KeySlot(index)
+            }
             None => {
                 // Below MAX_ENTRIES, so below u32::MAX.
                 let index = u32::try_from(self.held.len()).map_err(|_| Error::TooManyKeys {
