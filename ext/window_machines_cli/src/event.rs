@@ -157,7 +157,7 @@ impl EventReader {
                     number = true;
                     Cow::Borrowed(value.raw)
                 }
-                JsonKind::String => Cow::Owned(value.text()?),
+                JsonKind::String => value.text()?,
                 _ => {
                     return Err(format!(
                         "time field {:?} is neither a number nor a string",

@@ -2,6 +2,8 @@
 //! building the rest: a validating scan that records where the wanted
 //! values are and steps over everything else.
 
+use std::borrow::Cow;
+
 /// What a JSON value is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JsonKind {
@@ -41,12 +43,20 @@ impl Found {
     }
 }
 
-impl JsonValue<'_> {
-    /// A string's contents with escapes decoded; the text of anything else.
-    pub fn text(&self) -> Result<Vec<u8>, String> {
+impl<'a> JsonValue<'a> {
+    /// A string's contents with escapes decoded (borrowed when it has
+    /// none, as most keys and times do); the text of anything else.
+    pub fn text(&self) -> Result<Cow<'a, [u8]>, String> {
         match self.kind {
-            JsonKind::String => decode_string(&self.raw[1..self.raw.len() - 1]),
-            _ => Ok(self.raw.to_vec()),
+            JsonKind::String => {
+                let contents = &self.raw[1..self.raw.len() - 1];
+                if memchr::memchr(b'\\', contents).is_none() {
+                    Ok(Cow::Borrowed(contents))
+                } else {
+                    decode_string(contents).map(Cow::Owned)
+                }
+            }
+            _ => Ok(Cow::Borrowed(self.raw)),
         }
     }
 }

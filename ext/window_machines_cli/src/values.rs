@@ -18,6 +18,27 @@ pub enum Value {
     Json(Box<[u8]>),
 }
 
+/// An Integer of up to 18 digits (most of what files hold) as JSON writes
+/// it, read in one pass; `None` for anything else.
+fn small_integer(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let leading_zero = digits.len() > 1 && digits.first() == Some(&b'0');
+    if digits.is_empty() || digits.len() > 18 || leading_zero {
+        return None;
+    }
+    let mut value = 0_i64;
+    for &digit in digits {
+        if !digit.is_ascii_digit() {
+            return None;
+        }
+        value = value * 10 + i64::from(digit - b'0');
+    }
+    Some(if negative { -value } else { value })
+}
+
 /// Whether `text` is a number as JSON writes one.
 fn is_number(text: &[u8]) -> bool {
     let mut at = usize::from(text.first() == Some(&b'-'));
@@ -55,6 +76,9 @@ fn is_number(text: &[u8]) -> bool {
 /// Float otherwise. `None` unless `text` is a JSON number.
 #[must_use]
 pub fn number_input(text: &[u8]) -> Option<Input<Value>> {
+    if let Some(int) = small_integer(text) {
+        return Some(Input::Int(int));
+    }
     if !is_number(text) {
         return None;
     }
@@ -310,6 +334,36 @@ pub fn json_of_text(text: &[u8]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_integers_read_as_the_general_path_reads_them() {
+        let cases: [&[u8]; 14] = [
+            b"0",
+            b"-0",
+            b"7",
+            b"-7",
+            b"10",
+            b"01",
+            b"-01",
+            b"999999999999999999",
+            b"-999999999999999999",
+            b"1234567890123456789",
+            b"1.5",
+            b"1e3",
+            b"-",
+            b"",
+        ];
+        for text in cases {
+            let general = is_number(text)
+                .then(|| std::str::from_utf8(text).ok()?.parse::<i64>().ok())
+                .flatten();
+            assert_eq!(small_integer(text).or(general), general, "{text:?}");
+        }
+        assert_eq!(
+            small_integer(b"-999999999999999999"),
+            Some(-999_999_999_999_999_999)
+        );
+    }
 
     #[test]
     fn integers_are_written_as_display_writes_them() {
