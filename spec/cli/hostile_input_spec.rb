@@ -141,6 +141,28 @@ RSpec.describe "window_machines against hostile input" do
       expect(result.exitstatus).to eq(0), result.describe
       expect(File.read(late)).to eq("ts,k\n1,b\nk,ts,extra\nc,2,x\n")
     end
+
+    it "writes a CSV input's header again after late lines of a JSON Lines input, resumed or not" do
+      inputs = [
+        write("a.jsonl", %({"k":"a","ts":10}\n{"k":"a","ts":5}\n)),
+        write("b.csv", "k,ts\nb,20\nb,6\nb,soon\nb,7\n"),
+        write("c.csv", "ts,k\n30,c\n7,c\n")
+      ]
+      expected = %({"k":"a","ts":5}\nk,ts\nb,6\nb,7\nts,k\n7,c\n)
+      whole = run_cli("sessions", "--gap", "1", "--key", "k", "--skip-bad", "--late", path("whole.txt"), *inputs)
+      expect(whole.exitstatus).to eq(0), whole.describe
+      expect(File.read(path("whole.txt"))).to eq(expected)
+
+      # Stopped at the bad line, its header written above the rows before
+      # it; the resumed run goes on under it.
+      options = ["sessions", "--gap", "1", "--key", "k", "--state", path("state"), "--late", path("late.txt")]
+      stopped = run_cli(*options, *inputs)
+      expect(stopped.exitstatus).to eq(1), stopped.describe
+      expect(File.read(path("late.txt"))).to eq(%({"k":"a","ts":5}\nk,ts\nb,6\n))
+      resumed = run_cli(*options, "--skip-bad", *inputs)
+      expect(resumed.exitstatus).to eq(0), resumed.describe
+      expect(File.read(path("late.txt"))).to eq(expected)
+    end
   end
 
   it "refuses to resume over an input whose lines already read have changed" do

@@ -198,15 +198,20 @@ where
             Some(path) => open_sink(path, progress.output)?,
             None => Sink::stdout(),
         };
+        let lines_sink = |path: &Path, length, header: &Option<Vec<u8>>| {
+            let mut sink = open_sink(path, length)?;
+            sink.set_csv_header(header.as_deref());
+            Ok(sink)
+        };
         let late = job
             .late
             .as_deref()
-            .map(|path| open_sink(path, progress.late_file))
+            .map(|path| lines_sink(path, progress.late_file, &progress.late_header))
             .transpose()?;
         let bad = job
             .bad
             .as_deref()
-            .map(|path| open_sink(path, progress.bad_file))
+            .map(|path| lines_sink(path, progress.bad_file, &progress.bad_header))
             .transpose()?;
         let aggregate_names: Vec<String> =
             job.aggregates.iter().map(|agg| agg.name.clone()).collect();

@@ -10,7 +10,8 @@ pub struct Sink {
     writer: BufWriter<Box<dyn Write>>,
     written: u64,
     path: Option<PathBuf>,
-    /// The CSV header this run last wrote, for files of input lines.
+    /// For files of input lines: the CSV header the rows at the end are
+    /// under (`None`: empty, or a JSON line last).
     csv_header: Option<Vec<u8>>,
 }
 
@@ -80,8 +81,8 @@ impl Sink {
         self.csv_header.as_deref()
     }
 
-    pub fn set_csv_header(&mut self, header: &[u8]) {
-        self.csv_header = Some(header.to_vec());
+    pub fn set_csv_header(&mut self, header: Option<&[u8]>) {
+        self.csv_header = header.map(<[u8]>::to_vec);
     }
 
     /// Hands what is buffered to the operating system, so it survives the

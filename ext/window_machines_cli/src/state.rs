@@ -12,7 +12,9 @@ use crate::keys;
 use crate::timestamps::TimeFormat;
 use crate::values::Value;
 
-const MAGIC: &[u8; 8] = b"WMSTATE1";
+/// What a state file starts with: the name, then the version of its form.
+const MAGIC: &[u8; 8] = b"WMSTATE2";
+const MAGIC_NAME: &[u8; 7] = b"WMSTATE";
 
 /// Where the input was consumed to, and what was counted and written.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,6 +33,10 @@ pub struct Progress {
     pub output: Option<u64>,
     pub late_file: Option<u64>,
     pub bad_file: Option<u64>,
+    /// The CSV header the rows ending the late and bad files are under
+    /// (`None`: empty, or a JSON line last).
+    pub late_header: Option<Vec<u8>>,
+    pub bad_header: Option<Vec<u8>>,
 }
 
 /// One held window or session: start, end (or last event), a pane's first
@@ -78,6 +84,16 @@ impl Encoder {
     fn bytes(&mut self, bytes: &[u8]) {
         self.u64(bytes.len() as u64);
         self.0.extend_from_slice(bytes);
+    }
+
+    fn optional_bytes(&mut self, bytes: Option<&[u8]>) {
+        match bytes {
+            Some(bytes) => {
+                self.0.push(1);
+                self.bytes(bytes);
+            }
+            None => self.0.push(0),
+        }
     }
 
     fn value(&mut self, value: &Value) {
@@ -227,6 +243,9 @@ pub fn save(
     for length in [progress.output, progress.late_file, progress.bad_file] {
         out.option(length);
     }
+    for header in [&progress.late_header, &progress.bad_header] {
+        out.optional_bytes(header.as_deref());
+    }
     out.option(tracked.and_then(|tracked| tracked.clock_time));
     out.u64(tracked.map_or(0, |tracked| tracked.late));
     let keys = tracked.map_or(&[][..], |tracked| &tracked.keys[..]);
@@ -311,6 +330,14 @@ impl Decoder<'_> {
         self.take(length)
     }
 
+    fn optional_bytes(&mut self) -> Decoded<Option<Vec<u8>>> {
+        match self.byte()? {
+            0 => Ok(None),
+            1 => Ok(Some(self.bytes()?.to_vec())),
+            _ => Err(damaged()),
+        }
+    }
+
     fn value(&mut self) -> Decoded<Value> {
         match self.byte()? {
             0 => Ok(Value::Big(Box::new(i128::from_le_bytes(self.array()?)))),
@@ -390,6 +417,12 @@ pub fn load(path: &Path) -> Result<Option<Saved>, String> {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(format!("{}: {error}", path.display())),
     };
+    if bytes.starts_with(MAGIC_NAME) && !bytes.starts_with(MAGIC) {
+        return Err(format!(
+            "{} was written by another version of window_machines; remove it to start over",
+            path.display()
+        ));
+    }
     if !bytes.starts_with(MAGIC) {
         return Err(format!(
             "{} is not a window_machines state file",
@@ -428,6 +461,8 @@ pub fn load(path: &Path) -> Result<Option<Saved>, String> {
     progress.output = input.option()?;
     progress.late_file = input.option()?;
     progress.bad_file = input.option()?;
+    progress.late_header = input.optional_bytes()?;
+    progress.bad_header = input.optional_bytes()?;
     let clock_time = input.option()?;
     let tracker_late = input.u64()?;
     let key_count = input.count(16)?;
@@ -493,6 +528,7 @@ mod tests {
             offset: 99,
             line: 7,
             output: Some(120),
+            late_header: Some(b"k,ts".to_vec()),
             ..Progress::default()
         };
         let tracked = Tracked {
@@ -530,6 +566,10 @@ mod tests {
             fs::write(&path, &flipped).unwrap();
             assert!(load(&path).is_err(), "{bit}");
         }
+        let mut older = bytes.clone();
+        older[..MAGIC.len()].copy_from_slice(b"WMSTATE1");
+        fs::write(&path, &older).unwrap();
+        assert!(load(&path).is_err_and(|error| error.contains("another version")));
         fs::remove_dir_all(&dir).unwrap();
     }
 }

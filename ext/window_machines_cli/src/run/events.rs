@@ -196,15 +196,17 @@ pub(super) fn write_line(
     line: &[u8],
 ) -> Result<(), Failure> {
     let written = (|| {
-        // Rows of a CSV file whose header differs from the one above them
-        // (several inputs) get theirs first.
-        let header_differs = sink
-            .csv_header()
-            .is_some_and(|written| written != csv_header);
-        if format == InputFormat::Csv && (sink.is_empty() || header_differs) {
-            sink.write(csv_header)?;
-            sink.write(b"\n")?;
-            sink.set_csv_header(csv_header);
+        // A CSV row goes under its input's header: written first unless
+        // the rows above are under the same one (several inputs, some of
+        // them JSON Lines, may share the file).
+        if format == InputFormat::Csv {
+            if sink.csv_header() != Some(csv_header) {
+                sink.write(csv_header)?;
+                sink.write(b"\n")?;
+                sink.set_csv_header(Some(csv_header));
+            }
+        } else {
+            sink.set_csv_header(None);
         }
         sink.write(line)?;
         sink.write(b"\n")

@@ -76,6 +76,16 @@ where
         self.progress.output = self.output.length();
         self.progress.late_file = self.late.as_ref().and_then(Sink::length);
         self.progress.bad_file = self.bad.as_ref().and_then(Sink::length);
+        self.progress.late_header = self
+            .late
+            .as_ref()
+            .and_then(Sink::csv_header)
+            .map(<[u8]>::to_vec);
+        self.progress.bad_header = self
+            .bad
+            .as_ref()
+            .and_then(Sink::csv_header)
+            .map(<[u8]>::to_vec);
         let checkpoint = self.tracker.as_ref().map(|tracker| Tracked {
             clock_time: tracker.clock().time(),
             late: tracker.late_count(),
