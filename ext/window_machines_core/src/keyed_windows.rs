@@ -176,8 +176,8 @@ impl Shape {
     }
 }
 
-/// A part's accumulators: one aggregator inline rather than the two a
-/// hand-over's hold, since an open window per key is this tracker's memory.
+/// A part's accumulators: one kept inline where a hand-over's keep two,
+/// since open windows (a part each) are most of this tracker's memory.
 type PartAccs<V> = SmallVec<[Accumulator<V>; 1]>;
 
 /// Part of a pane: the events that joined it while `from` was their first
@@ -542,7 +542,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             if part.from == start {
                 part.from = start + shape.step;
                 if accs.is_none() {
-                    accs = Some(part.accs.iter().cloned().collect());
+                    accs = Some(Accumulators::from(part.accs.as_slice()));
                 }
             }
         }
@@ -766,7 +766,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         } else {
             let parts: Vec<Accumulators<V>> = held
                 .going_into(shape, start)
-                .map(|part| part.accs.iter().cloned().collect())
+                .map(|part| Accumulators::from(part.accs.as_slice()))
                 .collect();
             match self.aggregation.merge_all(parts.clone(), &mut NoOps) {
                 Ok(merged) => merged,
