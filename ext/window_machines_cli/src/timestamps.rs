@@ -287,7 +287,7 @@ fn parse_iso(text: &[u8]) -> Result<u64, String> {
         }
         Some((year, month, day, hour, minute, in_minute, offset))
     })()
-    .ok_or_else(not_iso)?;
+    .ok_or_else(|| finer_than_nanoseconds(text).unwrap_or_else(not_iso))?;
     let (year, month, day, hour, minute, in_minute, offset) = fields;
     let seconds = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 - offset;
     let total = i128::from(seconds) * i128::from(NANOS_PER_SECOND) + i128::from(in_minute);
@@ -342,7 +342,28 @@ fn parse_clock(text: &[u8]) -> Result<u64, String> {
     })();
     parsed
         .and_then(|nanos| u64::try_from(nanos).ok())
-        .ok_or_else(|| format!("time {shown} is not a time of day (like 14:01 or 14:01:30)"))
+        .ok_or_else(|| {
+            finer_than_nanoseconds(text).unwrap_or_else(|| {
+                format!("time {shown} is not a time of day (like 14:01 or 14:01:30)")
+            })
+        })
+}
+
+/// Why a time written with more than nine digits after the second is
+/// refused, if `text` is one: its ticks, nanoseconds, could not hold it.
+fn finer_than_nanoseconds(text: &[u8]) -> Option<String> {
+    let fraction = text.iter().position(|byte| matches!(byte, b'.' | b','))?;
+    let digits = text[fraction + 1..]
+        .iter()
+        .take_while(|byte| byte.is_ascii_digit())
+        .count();
+    (digits > 9).then(|| {
+        format!(
+            "time {} has {digits} digits after the second; nanoseconds (9) are the finest the \
+             command keeps",
+            Shown(text)
+        )
+    })
 }
 
 /// `nanos` since midnight as `HH:MM:SS`, with a fraction when it has one.
@@ -440,6 +461,18 @@ mod tests {
         ] {
             assert!(parse_iso(text.as_bytes()).is_err(), "{text}");
         }
+    }
+
+    #[test]
+    fn a_fraction_finer_than_nanoseconds_is_refused_as_such() {
+        for text in ["2026-11-30T10:00:00.1234567891Z", "10:00:00.0000000001"] {
+            let refused = TimeFormat::detect(text.as_bytes(), false)
+                .parse(text.as_bytes())
+                .unwrap_err();
+            assert!(refused.contains("10 digits after the second"), "{refused}");
+        }
+        let refused = parse_iso(b"2026-11-30T10:00:00.5").unwrap_err();
+        assert!(refused.contains("not ISO 8601"), "{refused}");
     }
 
     #[test]
