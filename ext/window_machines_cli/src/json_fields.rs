@@ -151,6 +151,15 @@ impl FieldPaths {
                     }
                 }
             }
+            // A name given twice means its last value, as JSON.parse
+            // reads it: what an earlier value held below it goes.
+            if deeper != 0 {
+                for (index, slot) in found.iter_mut().enumerate() {
+                    if deeper & 1 << index != 0 {
+                        *slot = None;
+                    }
+                }
+            }
             let start = scan.at;
             if deeper != 0 && scan.peek() == Some(b'{') {
                 self.object(scan, deeper, depth + 1, found)?;
@@ -446,6 +455,20 @@ mod tests {
                     .map(|found| String::from_utf8(found.on(line.as_bytes()).raw.to_vec()).unwrap())
             })
             .collect())
+    }
+
+    #[test]
+    fn a_name_given_twice_means_its_last_value_all_the_way_down() {
+        let line = r#"{"u": {"id": 1, "n": 2}, "k": 3, "u": {"id": 4}, "k": 5}"#;
+        assert_eq!(
+            read(&["u.id", "u.n", "k"], line).unwrap(),
+            vec![Some("4".into()), None, Some("5".into())]
+        );
+        let line = r#"{"u": {"id": 1}, "u": 7}"#;
+        assert_eq!(
+            read(&["u.id", "u"], line).unwrap(),
+            vec![None, Some("7".into())]
+        );
     }
 
     #[test]
