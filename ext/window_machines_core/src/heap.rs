@@ -2,6 +2,8 @@
 
 use smallvec::{Array, SmallVec};
 
+use crate::aggregate::Accumulator;
+
 /// Bytes the buffer of `items` takes on the heap: none while it fits
 /// inline.
 pub(crate) fn spilled_bytes<A: Array>(items: &SmallVec<A>) -> usize {
@@ -10,4 +12,12 @@ pub(crate) fn spilled_bytes<A: Array>(items: &SmallVec<A>) -> usize {
     } else {
         0
     }
+}
+
+/// Bytes a window's or session's accumulators hold on the heap: their
+/// buffer, once spilled, and what each accumulator holds.
+pub(crate) fn accs_heap_bytes<V: Clone, A: Array<Item = Accumulator<V>>>(
+    accs: &SmallVec<A>,
+) -> usize {
+    spilled_bytes(accs) + accs.iter().map(Accumulator::heap_bytes).sum::<usize>()
 }

@@ -25,7 +25,7 @@ use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Plann
 use crate::closing_queue::{ClosingQueue, Fate};
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
-use crate::heap::spilled_bytes;
+use crate::heap::accs_heap_bytes;
 use crate::key_slots::{KeyLookup, KeySlot, KeySlots, Prefetch};
 
 /// The most windows one event may fall in. An event costs the same however
@@ -949,15 +949,4 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             }
         }
     }
-}
-
-/// Bytes a window's accumulators hold on the heap.
-pub(crate) fn accs_heap_bytes<V: Clone, A: smallvec::Array<Item = Accumulator<V>>>(
-    accs: &SmallVec<A>,
-) -> usize {
-    spilled_bytes(accs)
-        + accs
-            .iter()
-            .map(crate::aggregate::Accumulator::heap_bytes)
-            .sum::<usize>()
 }

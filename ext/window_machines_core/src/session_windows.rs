@@ -11,10 +11,9 @@ use crate::aggregate::{
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
-use crate::heap::spilled_bytes;
+use crate::heap::{accs_heap_bytes, spilled_bytes};
 use crate::key_slots::{KeyLookup, KeySlot, Prefetch};
 use crate::keyed::KeyedSessions;
-use crate::keyed_windows::accs_heap_bytes;
 use crate::span::Span;
 use crate::span_list::Placement;
 
