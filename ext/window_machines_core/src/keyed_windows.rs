@@ -200,7 +200,7 @@ enum KeyParts<V> {
     #[default]
     Empty,
     One(Part<V>),
-    Many(Box<ManyParts<V>>),
+    Many(ManyParts<V>),
 }
 
 #[derive(Debug, Clone)]
@@ -239,7 +239,7 @@ impl<V> KeyParts<V> {
                 } else {
                     vec![held, part]
                 };
-                KeyParts::Many(Box::new(ManyParts { parts, head: 0 }))
+                KeyParts::Many(ManyParts { parts, head: 0 })
             }
             KeyParts::Many(mut many) => {
                 many.parts.insert(many.head + at, part);
@@ -308,10 +308,7 @@ impl<V> KeyParts<V> {
 
     fn heap_bytes(&self) -> usize {
         match self {
-            KeyParts::Many(many) => {
-                std::mem::size_of::<ManyParts<V>>()
-                    + many.parts.capacity() * std::mem::size_of::<Part<V>>()
-            }
+            KeyParts::Many(many) => many.parts.capacity() * std::mem::size_of::<Part<V>>(),
             _ => 0,
         }
     }
