@@ -171,7 +171,16 @@ proptest! {
         // Checkpoint round trip: same sessions in the same closing order.
         let parts: Vec<(u8, u64, Vec<Span>)> =
             tracker.keys().into_iter().map(|(k, s)| (*k, hash(*k), s.to_vec())).collect();
-        let restored = KeyedSessions::from_parts(gap, max_sessions, tracker.watermark(), parts).unwrap();
+        let mut restored = KeyedSessions::from_parts(gap, max_sessions, tracker.watermark(), parts).unwrap();
         prop_assert_eq!(restored.sessions().collect::<Vec<_>>(), tracker.sessions().collect::<Vec<_>>());
+        // Everything handed over, closed or not, in the model's closing
+        // order, by the tracker and by its restored copy alike.
+        model.advance(1_000);
+        let expected: Vec<(u8, Span)> = std::iter::from_fn(|| model.take()).collect();
+        let drain = |tracker: &mut KeyedSessions<u8>| -> Vec<(u8, Span)> {
+            std::iter::from_fn(|| tracker.take_first(false).map(|h| (h.key, h.span))).collect()
+        };
+        prop_assert_eq!(drain(&mut tracker), expected.clone());
+        prop_assert_eq!(drain(&mut restored), expected);
     }
 }
