@@ -185,6 +185,27 @@ RSpec.describe "window_machines sessions" do
     expect(split.stdout).to eq(whole.stdout)
   end
 
+  # The Ruby classes hold at most 32 sessions a key; the command has no such
+  # limit: a key holds whatever the lag leaves open, and a state file keeps it.
+  it "holds any number of one key's sessions open, through a stop and a resume" do
+    lines = (0...100).map { |n| %({"ts":#{1000 + (n * 90)},"user":"amara"}\n) }
+    options = %w[--gap 60 --lag 10000 --key user]
+    whole = sessions(*options, write_file(@dir, "whole.jsonl", lines.join))
+    expect(whole.records.map { |record| record["first"] }).to eq((0...100).map { |n| 1000 + (n * 90) })
+
+    # Stopped by a bad line with 50 sessions open, then resumed with it mended.
+    input = write_file(@dir, "in.jsonl", (lines[0, 50] + [%({"ts":"soon"}\n)] + lines[50..]).join)
+    output = File.join(@dir, "out.jsonl")
+    state = File.join(@dir, "state")
+    stopped = run_cli("sessions", "--quiet", *options, "--output", output, "--state", state, input)
+    expect(stopped.exitstatus).to eq(1), stopped.describe
+    expect(File.size(output)).to eq(0)
+    File.binwrite(input, (lines[0, 50] + [lines[49]] + lines[50..]).join)
+    resumed = run_cli("sessions", "--quiet", *options, "--output", output, "--state", state, input)
+    expect(resumed).to be_success, resumed.describe
+    expect(File.read(output)).to eq(whole.stdout.sub(%("last":5410,"count":1}), %("last":5410,"count":2})))
+  end
+
   it "writes a session as soon as it closes, before the input ends" do
     status = stream_cli("sessions", "--quiet", "--gap", "10", "--output-format", "jsonl") do |input, output|
       input.write(%({"ts":100}\n{"ts":200}\n))

@@ -93,7 +93,10 @@ pub fn run(job: &Job, stop: &mut dyn FnMut() -> bool) -> Result<Summary, Failure
                 let gap = gap.ticks(format, "gap")?;
                 let lag = lag.ticks(format, "lag")?;
                 let clock = EventClock::new(ClockMode::Stream, Trail::Sessions, lag, None);
+                // A command line never promised the Ruby classes' 32
+                // sessions a key: a key holds what the lag leaves open.
                 SessionWindows::new(gap, None, clock, aggregation.clone())
+                    .map(SessionWindows::without_per_key_limit)
                     .map_err(|error| error.to_string())
             })?
             .run(stop)

@@ -86,8 +86,8 @@ pub struct Handover<K> {
     pub released: bool,
 }
 
-/// Sessions per key, at most [`MAX_SESSIONS`] per key and optionally
-/// `max_sessions` in all, under one watermark. An owner in this crate may
+/// Sessions per key, at most [`MAX_SESSIONS`] per key (unless lifted) and
+/// optionally `max_sessions` in all, under one watermark. An owner in this crate may
 /// keep an `X` with each key's sessions.
 ///
 /// Keys are found by a hash and an equality the caller supplies (see
@@ -96,6 +96,9 @@ pub struct Handover<K> {
 pub struct KeyedSessions<K, X = ()> {
     gap: u64,
     max_sessions: Option<usize>,
+    /// [`MAX_SESSIONS`] unless lifted (see
+    /// [`KeyedSessions::without_per_key_limit`]).
+    per_key_limit: Option<usize>,
     watermark: Watermark,
     keys: KeySlots<K, KeyState<X>>,
     closing: ClosingQueue<ClosingOrder>,
@@ -118,6 +121,7 @@ impl<K: Clone, X: Clone> Clone for KeyedSessions<K, X> {
         KeyedSessions {
             gap: self.gap,
             max_sessions: self.max_sessions,
+            per_key_limit: self.per_key_limit,
             watermark: self.watermark,
             // A copied list has room for what it holds only, whatever
             // room the original had.
@@ -136,6 +140,7 @@ impl<K, X> Default for KeyedSessions<K, X> {
         KeyedSessions {
             gap: 1,
             max_sessions: None,
+            per_key_limit: Some(MAX_SESSIONS),
             watermark: Watermark::default(),
             keys: KeySlots::default(),
             closing: ClosingQueue::default(),
@@ -187,6 +192,15 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
         })
     }
 
+    /// The tracker with no limit on one key's sessions, for an owner whose
+    /// users never agreed to one: a key holds as many as the watermark
+    /// leaves open, and `max_sessions`, if given, still bounds the total.
+    #[must_use]
+    pub fn without_per_key_limit(mut self) -> Self {
+        self.per_key_limit = None;
+        self
+    }
+
     /// An empty tracker to restore a checkpoint into: give it every session
     /// with [`KeyedSessions::restore`], then check it with
     /// [`KeyedSessions::finish_restore`]. Until then it holds the keys (so a
@@ -233,7 +247,7 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
             });
         }
         for (_, _, state) in self.keys.in_held_order() {
-            SpanList::check(state.spans.as_slice(), self.gap)?;
+            SpanList::check(state.spans.as_slice(), self.gap, self.per_key_limit)?;
         }
         self.held = total;
         self.span_heap_bytes = span_heap_bytes(&self.keys);
@@ -412,10 +426,8 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
         };
         if placement.opens() {
             let per_key = slot.map_or(0, |slot| self.spans(slot).len());
-            if per_key >= MAX_SESSIONS {
-                return Err(Error::TooManySessions {
-                    limit: MAX_SESSIONS,
-                });
+            if let Some(limit) = self.per_key_limit.filter(|limit| per_key >= *limit) {
+                return Err(Error::TooManySessions { limit });
             }
             if let Some(limit) = self.max_sessions.filter(|limit| self.len() >= *limit) {
                 return Err(Error::TooManySessions { limit });
@@ -728,6 +740,52 @@ mod tests {
         );
         assert_eq!(keyed.tracker.key_count(), 2);
         assert_eq!(keyed.insert("b", 1).unwrap().insertion.span, span(0, 1));
+    }
+
+    #[test]
+    fn a_lifted_limit_lets_a_key_hold_any_number_of_sessions() {
+        let many = MAX_SESSIONS as u64 + 8;
+        let mut keyed = Harness::new(1, Some(many + 1));
+        keyed.tracker = keyed.tracker.without_per_key_limit();
+        for n in 0..many {
+            keyed.insert("a", n * 10).unwrap();
+        }
+        assert_eq!(keyed.tracker.len() as u64, many);
+        // The limit on all sessions still holds.
+        keyed.insert("b", 0).unwrap();
+        assert_eq!(
+            keyed.insert("a", 10 * many),
+            Err(Error::TooManySessions {
+                limit: usize::try_from(many + 1).unwrap()
+            })
+        );
+        // A checkpoint of such a key restores only where the limit is lifted.
+        let spans: Vec<Span> = keyed.tracker.spans(keyed.slot("a").unwrap()).to_vec();
+        let restore = |lifted: bool| {
+            let mut tracker: KeyedSessions<&str> = KeyedSessions::restoring(1, None, None).unwrap();
+            if lifted {
+                tracker = tracker.without_per_key_limit();
+            }
+            let mut slot = None;
+            for span in &spans {
+                slot = Some(tracker.restore(slot, hash("a"), || "a", *span).unwrap());
+            }
+            tracker.finish_restore().map(|()| tracker.len())
+        };
+        assert_eq!(restore(true), Ok(spans.len()));
+        assert_eq!(
+            restore(false),
+            Err(Error::TooManySpans {
+                count: spans.len(),
+                limit: MAX_SESSIONS
+            })
+        );
+        keyed.tracker.advance_watermark(u64::MAX);
+        let handed: Vec<Span> = std::iter::from_fn(|| keyed.take())
+            .filter(|(key, _)| *key == "a")
+            .map(|(_, span)| span)
+            .collect();
+        assert_eq!(handed, spans);
     }
 
     #[test]

@@ -71,6 +71,13 @@ impl<K: Clone, V: Clone> SessionWindows<K, V> {
         })
     }
 
+    /// See [`KeyedSessions::without_per_key_limit`].
+    #[must_use]
+    pub fn without_per_key_limit(mut self) -> Self {
+        self.sessions = self.sessions.without_per_key_limit();
+        self
+    }
+
     #[must_use]
     pub fn gap(&self) -> u64 {
         self.sessions.gap()
