@@ -125,6 +125,14 @@ RSpec.describe "window_machines bad input and bad usage" do
     expect(result.stderr).to match(bad_input_report(path, 4))
   end
 
+  it "refuses a CSV file whose lines end with a lone carriage return, which would otherwise read as one header" do
+    path = write_file(@dir, "old_mac.csv", "ts,user\r1700000000000,u1\r1700000001000,u2\r")
+    result = run_cli("tumbling", "--quiet", "--size", "1m", "--key", "user", path)
+    expect(result.exitstatus).to eq(1), result.describe
+    expect(result.stderr).to include("#{path}:1: a carriage return inside an unquoted cell")
+    expect(result.stdout).to eq("")
+  end
+
   it "numbers lines per file and names the file the bad line is in" do
     one = write_file(@dir, "one.jsonl", %({"ts":1700000000000}\n{"ts":1700000001000}\n{"ts":1700000002000}\n))
     two = write_file(@dir, "two.jsonl", %({"ts":1700000003000}\n{"ts":null}\n))

@@ -94,8 +94,15 @@ fn split<'a>(line: &'a [u8], cells: &mut Vec<Cow<'a, [u8]>>) -> Result<(), Strin
         } else {
             let end = memchr::memchr(b',', &line[at..]).map_or(line.len(), |comma| at + comma);
             let cell = &line[at..end];
-            if cell.contains(&b'"') {
-                return Err("a quote inside an unquoted cell".to_owned());
+            match memchr::memchr2(b'"', b'\r', cell).map(|at| cell[at]) {
+                Some(b'"') => return Err("a quote inside an unquoted cell".to_owned()),
+                // Lines that end with a lone CR (old Mac files) read as one
+                // line: refused here, rather than the rows lost in a header.
+                Some(_) => return Err(
+                    "a carriage return inside an unquoted cell (lines must end with \\n or \\r\\n)"
+                        .to_owned(),
+                ),
+                None => {}
             }
             cells.push(Cow::Borrowed(cell));
             if end == line.len() {
@@ -149,6 +156,10 @@ mod tests {
             ["a", "b,\"c\"", "", "d"]
         );
         assert_eq!(cells("a,b\r").unwrap(), ["a", "b"]);
+        assert!(cells("ts,k\r1,a\r")
+            .unwrap_err()
+            .starts_with("a carriage return inside an unquoted cell"));
+        assert_eq!(cells("\"a\rb\",c").unwrap(), ["a\rb", "c"]);
         assert_eq!(cells("").unwrap(), [""]);
         assert!(cells(r#""a"b"#).is_err());
         assert!(cells(r#"a"b"#).is_err());
