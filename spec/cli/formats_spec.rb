@@ -260,6 +260,15 @@ RSpec.describe "window_machines input and output formats" do
       expect(rows[4]).to match(/u2\D+1700000200000\D+1700000200000\D+1\D+3\b/)
     end
 
+    it "escapes control characters in a table, so that data cannot break a row or command the terminal" do
+      input = write_file(@dir, "sly.jsonl", %({"ts":1,"user":"a\\u001b]0;pwned\\u0007\\nb"}\n))
+      result = run_ok("sessions", "--quiet", "--gap", "5", "--key", "user", "--output-format", "table", input)
+      expect(result.stdout).to eq(<<~'TABLE')
+        user                     first  last  count
+        a\u{1b}]0;pwned\u{7}\nb  1      1     1
+      TABLE
+    end
+
     it "defaults to JSONL when standard output is not a terminal" do
       expect(run_ok(*sessions_ms_args, fixture("sessions_ms.jsonl")).stdout).to eq(sessions_ms_output)
     end

@@ -131,7 +131,9 @@ impl RecordWriter {
             }
             OutputFormat::Table => {
                 let cells = self.cells(key_fields, times, time_format, accs);
-                self.table.held.push(cells);
+                self.table
+                    .held
+                    .push(cells.iter().map(|cell| shown(cell)).collect());
                 if self.table.started || self.table.held.len() >= TABLE_SAMPLE {
                     self.print_table(sink)?;
                 }
@@ -208,6 +210,24 @@ impl RecordWriter {
     }
 }
 
+/// `cell` as a terminal may show it: control characters escaped
+/// (`\n`, `\u{1b}`), so that data can neither break a row nor send the
+/// terminal a command.
+fn shown(cell: &str) -> String {
+    if !cell.chars().any(char::is_control) {
+        return cell.to_owned();
+    }
+    cell.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 fn write_row(sink: &mut Sink, widths: &[usize], cells: &[String]) -> io::Result<()> {
     let mut line = String::new();
     for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
@@ -224,4 +244,17 @@ fn write_row(sink: &mut Sink, widths: &[usize], cells: &[String]) -> io::Result<
     }
     line.push('\n');
     sink.write(line.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn a_table_cell_shows_control_characters_escaped() {
+        assert_eq!(shown("plain café"), "plain café");
+        assert_eq!(shown("a\u{1b}[2Jb\r\n\t"), "a\\u{1b}[2Jb\\r\\n\\t");
+        // C1 controls (a terminal may read U+009B as the start of a command) too.
+        assert_eq!(shown("\u{9b}31m"), "\\u{9b}31m");
+    }
 }
