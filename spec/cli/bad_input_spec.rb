@@ -188,7 +188,11 @@ RSpec.describe "window_machines bad input and bad usage" do
       "sum without a field" => ["sessions", "--gap", "10", "--agg", "sum", file],
       "an input file that does not exist" => ["sessions", "--gap", "10",
                                               WindowMachinesSpec::Command.fixture("no-such-file.jsonl")],
-      "an input file that is a directory" => ["sessions", "--gap", "10", WindowMachinesSpec::Command::FIXTURES]
+      "an input file that is a directory" => ["sessions", "--gap", "10", WindowMachinesSpec::Command::FIXTURES],
+      "--output in a directory that does not exist" => ["sessions", "--gap", "10", "--output", "/no-such-dir/out", file],
+      "--output that is a directory" => ["sessions", "--gap", "10", "--output", WindowMachinesSpec::Command::FIXTURES, file],
+      "--state in a directory that does not exist" => ["sessions", "--gap", "10", "--state", "/no-such-dir/state", file],
+      "--late in a directory that does not exist" => ["sessions", "--gap", "10", "--late", "/no-such-dir/late", file]
     }.each do |what, args|
       it "exits 2 on #{what}, with a message on standard error and no records" do
         result = run_cli(*args)
@@ -196,6 +200,18 @@ RSpec.describe "window_machines bad input and bad usage" do
         expect(result.stderr).not_to be_empty
         expect(result.stdout).to eq("")
       end
+    end
+
+    it "names the file it cannot write, before reading any input" do
+      result = run_cli("sessions", "--gap", "10", "--state", "/no-such-dir/state", file)
+      expect(result.stderr).to include("/no-such-dir/state (cannot write there)")
+    end
+
+    it "writes to standard output given --output -" do
+      result = run_cli("sessions", "--quiet", "--gap", "10", "--output", "-", file, chdir: @dir)
+      expect(result).to be_success, result.describe
+      expect(result.stdout).to eq(run_cli("sessions", "--quiet", "--gap", "10", file).stdout)
+      expect(Dir.children(@dir)).to eq([])
     end
 
     it "takes a duration in a larger unit that is a whole number of ticks (2000ms with epoch seconds)" do

@@ -59,9 +59,21 @@ impl Sink {
     }
 
     pub fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.writer.write_all(bytes)?;
+        self.writer
+            .write_all(bytes)
+            .map_err(|error| self.named(&error))?;
         self.written += bytes.len() as u64;
         Ok(())
+    }
+
+    /// `error` with the name of the output it happened on, of the same kind
+    /// (a closed pipe is still told apart).
+    fn named(&self, error: &io::Error) -> io::Error {
+        let name = self.path.as_ref().map_or_else(
+            || "standard output".into(),
+            |path| path.display().to_string(),
+        );
+        io::Error::new(error.kind(), format!("{name}: {error}"))
     }
 
     /// Bytes in the file so far; `None` for standard output, whose length
@@ -88,6 +100,6 @@ impl Sink {
     /// Hands what is buffered to the operating system, so it survives the
     /// process being killed.
     pub fn flush(&mut self) -> io::Result<()> {
-        self.writer.flush()
+        self.writer.flush().map_err(|error| self.named(&error))
     }
 }

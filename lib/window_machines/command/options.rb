@@ -58,6 +58,7 @@ module WindowMachines
         require_lengths
         @job[:sources] = sources(files.empty? ? ["-"] : files)
         check_files
+        check_writable
         check_columns
         @job[:output_format] = @formats[:output] || (terminal && @job[:output].nil? ? "table" : "jsonl")
         @job[:progress] = progress && !@quiet && @job[:sources].all?(&:first)
@@ -93,7 +94,8 @@ module WindowMachines
             options. Into an --output file the result is exactly an uninterrupted run's output;
             into standard output, what closed after the last checkpoint may be written twice.
             From standard input, a resumed run carries on with what it is given next.
-            Exit status: 0 done, 1 bad input data, 2 bad usage, 128+N stopped by signal N.
+            Exit status: 0 done, 1 bad input data or output that cannot be written, 2 bad usage,
+            128+N stopped by signal N.
           NOTES
         end
       end
@@ -141,7 +143,9 @@ module WindowMachines
       end
 
       def output_options(parser)
-        parser.on("--output FILE", "-o", "Write results there (default standard output)") { |path| @job[:output] = path }
+        parser.on("--output FILE", "-o", "Write results there (default or -: standard output)") do |path|
+          @job[:output] = path unless path == "-"
+        end
         parser.on("--output-format FORMAT", %w[jsonl csv table],
                   "jsonl, csv or table (default: table on a terminal, else jsonl)") do |format|
           @formats[:output] = format
@@ -211,6 +215,28 @@ module WindowMachines
 
           raise OptionParser::InvalidArgument, "#{one} and #{other} are the same file"
         end
+      end
+
+      # Refuses a file the run could not write, found out before any input
+      # is read rather than when the run first writes it (the state, a
+      # second in).
+      def check_writable
+        @job.values_at(:output, :late, :bad, :state).compact.each do |path|
+          next if writable?(path, replaced: path == @job[:state])
+
+          raise OptionParser::InvalidArgument, "#{path} (cannot write there)"
+        end
+      end
+
+      # Whether `path` can be written: a file that exists, in place; a new
+      # one, or one replaced by renaming another over it (as the state is),
+      # in its directory.
+      def writable?(path, replaced:)
+        return false if File.directory?(path)
+        return File.writable?(path) if File.exist?(path) && !replaced
+
+        directory = File.dirname(File.expand_path(path))
+        File.directory?(directory) && File.writable?(directory)
       end
 
       def same_file?(one, other)
