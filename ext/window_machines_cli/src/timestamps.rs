@@ -154,11 +154,18 @@ impl std::fmt::Display for Shown<'_> {
 
 fn parse_ticks(text: &[u8], unit: &str) -> Result<u64, String> {
     let shown = Shown(text);
-    if text.first() == Some(&b'-') {
-        return Err(format!("time {shown} is before 1970 (below 0 {unit})"));
-    }
+    let text = match text.strip_prefix(b"-") {
+        // -0 is 0, as JSON.parse reads it.
+        Some(digits) if !digits.is_empty() && digits.iter().all(|digit| *digit == b'0') => digits,
+        Some(digits) if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) => {
+            return Err(format!("time {shown} is before 1970 (below 0 {unit})"));
+        }
+        _ => text,
+    };
     if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
-        return Err(format!("time {shown} is not a whole number of {unit}"));
+        return Err(format!(
+            "time {shown} is not a whole number of {unit} written in digits"
+        ));
     }
     text.iter()
         .try_fold(0_u64, |sum, digit| {
@@ -521,7 +528,15 @@ mod tests {
     fn ticks_are_whole_and_in_range() {
         assert_eq!(parse_ticks(b"18446744073709551615", "s"), Ok(u64::MAX));
         assert!(parse_ticks(b"18446744073709551616", "s").is_err());
-        assert!(parse_ticks(b"-1", "s").is_err());
+        assert!(parse_ticks(b"-1", "s").unwrap_err().contains("before 1970"));
+        assert_eq!(parse_ticks(b"-0", "s"), Ok(0));
+        assert_eq!(parse_ticks(b"-000", "s"), Ok(0));
+        assert!(parse_ticks(b"-", "s")
+            .unwrap_err()
+            .contains("not a whole number"));
+        assert!(parse_ticks(b"1000.0", "seconds")
+            .unwrap_err()
+            .ends_with("is not a whole number of seconds written in digits"));
         assert!(parse_ticks(b"1.5", "s").is_err());
         assert!(parse_ticks(b"1e3", "s").is_err());
     }
