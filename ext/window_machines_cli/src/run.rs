@@ -238,6 +238,7 @@ where
                 late: progress.late,
                 outside: progress.outside,
                 bad: progress.bad,
+                first_bad: progress.first_bad.clone(),
                 resumed: saved.is_some(),
                 ..Summary::default()
             },

@@ -13,7 +13,7 @@ use crate::timestamps::TimeFormat;
 use crate::values::Value;
 
 /// What a state file starts with: the name, then the version of its form.
-const MAGIC: &[u8; 8] = b"WMSTATE2";
+const MAGIC: &[u8; 8] = b"WMSTATE3";
 const MAGIC_NAME: &[u8; 7] = b"WMSTATE";
 
 /// Where the input was consumed to, and what was counted and written.
@@ -37,6 +37,8 @@ pub struct Progress {
     /// (`None`: empty, or a JSON line last).
     pub late_header: Option<Vec<u8>>,
     pub bad_header: Option<Vec<u8>>,
+    /// The first bad line skipped, and why, as the run's summary names it.
+    pub first_bad: Option<String>,
 }
 
 /// One held window or session: start, end (or last event), a pane's first
@@ -246,6 +248,7 @@ pub fn save(
     for header in [&progress.late_header, &progress.bad_header] {
         out.optional_bytes(header.as_deref());
     }
+    out.optional_bytes(progress.first_bad.as_deref().map(str::as_bytes));
     out.option(tracked.and_then(|tracked| tracked.clock_time));
     out.u64(tracked.map_or(0, |tracked| tracked.late));
     let keys = tracked.map_or(&[][..], |tracked| &tracked.keys[..]);
@@ -463,6 +466,11 @@ pub fn load(path: &Path) -> Result<Option<Saved>, String> {
     progress.bad_file = input.option()?;
     progress.late_header = input.optional_bytes()?;
     progress.bad_header = input.optional_bytes()?;
+    progress.first_bad = input
+        .optional_bytes()?
+        .map(String::from_utf8)
+        .transpose()
+        .map_err(|_| damaged())?;
     let clock_time = input.option()?;
     let tracker_late = input.u64()?;
     let key_count = input.count(16)?;
@@ -529,6 +537,7 @@ mod tests {
             line: 7,
             output: Some(120),
             late_header: Some(b"k,ts".to_vec()),
+            first_bad: Some("in.jsonl:3: not JSON".to_owned()),
             ..Progress::default()
         };
         let tracked = Tracked {
