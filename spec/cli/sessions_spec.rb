@@ -185,9 +185,9 @@ RSpec.describe "window_machines sessions" do
     expect(split.stdout).to eq(whole.stdout)
   end
 
-  # The Ruby classes hold at most 32 sessions a key; the command has no such
-  # limit: a key holds whatever the lag leaves open, and a state file keeps it.
-  it "holds any number of one key's sessions open, through a stop and a resume" do
+  # The Ruby classes hold at most 32 sessions a key; the command holds up to
+  # 4096, and a state file keeps them.
+  it "holds far more than 32 of one key's sessions open, through a stop and a resume" do
     lines = (0...100).map { |n| %({"ts":#{1000 + (n * 90)},"user":"amara"}\n) }
     options = %w[--gap 60 --lag 10000 --key user]
     whole = sessions(*options, write_file(@dir, "whole.jsonl", lines.join))
@@ -204,6 +204,17 @@ RSpec.describe "window_machines sessions" do
     resumed = run_cli("sessions", "--quiet", *options, "--output", output, "--state", state, input)
     expect(resumed).to be_success, resumed.describe
     expect(File.read(output)).to eq(whole.stdout.sub(%("last":5410,"count":1}), %("last":5410,"count":2})))
+  end
+
+  it "refuses an event that would give a key a 4097th open session, as bad input" do
+    lines = (0..4096).map { |n| %({"ts":#{n * 2}}\n) }
+    path = write_file(@dir, "busy.jsonl", lines.join)
+    result = run_cli("sessions", "--quiet", "--gap", "1", "--lag", "100000", path)
+    expect(result.exitstatus).to eq(1), result.describe
+    expect(result.stderr).to include("#{path}:4097: a key would hold more than 4096 sessions open at once")
+    skipped = run_cli("sessions", "--quiet", "--gap", "1", "--lag", "100000", "--skip-bad", path)
+    expect(skipped).to be_success, skipped.describe
+    expect(skipped.records.size).to eq(4096)
   end
 
   it "writes a session as soon as it closes, before the input ends" do

@@ -86,8 +86,9 @@ pub struct Handover<K> {
     pub released: bool,
 }
 
-/// Sessions per key, at most [`MAX_SESSIONS`] per key (unless lifted) and
-/// optionally `max_sessions` in all, under one watermark. An owner in this crate may
+/// Sessions per key, at most [`MAX_SESSIONS`] per key (unless an owner
+/// sets another limit) and optionally `max_sessions` in all, under one
+/// watermark. An owner in this crate may
 /// keep an `X` with each key's sessions.
 ///
 /// Keys are found by a hash and an equality the caller supplies (see
@@ -96,9 +97,8 @@ pub struct Handover<K> {
 pub struct KeyedSessions<K, X = ()> {
     gap: u64,
     max_sessions: Option<usize>,
-    /// [`MAX_SESSIONS`] unless lifted (see
-    /// [`KeyedSessions::without_per_key_limit`]).
-    per_key_limit: Option<usize>,
+    /// [`MAX_SESSIONS`] unless set (see [`KeyedSessions::with_per_key_limit`]).
+    per_key_limit: usize,
     watermark: Watermark,
     keys: KeySlots<K, KeyState<X>>,
     closing: ClosingQueue<ClosingOrder>,
@@ -140,7 +140,7 @@ impl<K, X> Default for KeyedSessions<K, X> {
         KeyedSessions {
             gap: 1,
             max_sessions: None,
-            per_key_limit: Some(MAX_SESSIONS),
+            per_key_limit: MAX_SESSIONS,
             watermark: Watermark::default(),
             keys: KeySlots::default(),
             closing: ClosingQueue::default(),
@@ -192,12 +192,14 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
         })
     }
 
-    /// The tracker with no limit on one key's sessions, for an owner whose
-    /// users never agreed to one: a key holds as many as the watermark
-    /// leaves open, and `max_sessions`, if given, still bounds the total.
+    /// The tracker holding up to `limit` sessions a key rather than
+    /// [`MAX_SESSIONS`], for an owner whose users need more open at once.
+    /// A hand-over shifts the rest of its key's sessions, so the limit
+    /// also bounds what one costs. `max_sessions`, if given, still bounds
+    /// the total.
     #[must_use]
-    pub fn without_per_key_limit(mut self) -> Self {
-        self.per_key_limit = None;
+    pub fn with_per_key_limit(mut self, limit: usize) -> Self {
+        self.per_key_limit = limit;
         self
     }
 
@@ -426,8 +428,10 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
         };
         if placement.opens() {
             let per_key = slot.map_or(0, |slot| self.spans(slot).len());
-            if let Some(limit) = self.per_key_limit.filter(|limit| per_key >= *limit) {
-                return Err(Error::TooManySessions { limit });
+            if per_key >= self.per_key_limit {
+                return Err(Error::TooManySessions {
+                    limit: self.per_key_limit,
+                });
             }
             if let Some(limit) = self.max_sessions.filter(|limit| self.len() >= *limit) {
                 return Err(Error::TooManySessions { limit });
@@ -743,28 +747,25 @@ mod tests {
     }
 
     #[test]
-    fn a_lifted_limit_lets_a_key_hold_any_number_of_sessions() {
-        let many = MAX_SESSIONS as u64 + 8;
-        let mut keyed = Harness::new(1, Some(many + 1));
-        keyed.tracker = keyed.tracker.without_per_key_limit();
-        for n in 0..many {
+    fn a_raised_limit_lets_a_key_hold_more_sessions() {
+        let per_key = MAX_SESSIONS + 8;
+        let mut keyed = Harness::new(1, None);
+        keyed.tracker = keyed.tracker.with_per_key_limit(per_key);
+        for n in 0..per_key as u64 {
             keyed.insert("a", n * 10).unwrap();
         }
-        assert_eq!(keyed.tracker.len() as u64, many);
-        // The limit on all sessions still holds.
-        keyed.insert("b", 0).unwrap();
+        assert_eq!(keyed.tracker.len(), per_key);
         assert_eq!(
-            keyed.insert("a", 10 * many),
-            Err(Error::TooManySessions {
-                limit: usize::try_from(many + 1).unwrap()
-            })
+            keyed.insert("a", 10_000),
+            Err(Error::TooManySessions { limit: per_key })
         );
-        // A checkpoint of such a key restores only where the limit is lifted.
+        keyed.insert("b", 0).unwrap();
+        // A checkpoint of such a key restores only under the raised limit.
         let spans: Vec<Span> = keyed.tracker.spans(keyed.slot("a").unwrap()).to_vec();
-        let restore = |lifted: bool| {
+        let restore = |raised: bool| {
             let mut tracker: KeyedSessions<&str> = KeyedSessions::restoring(1, None, None).unwrap();
-            if lifted {
-                tracker = tracker.without_per_key_limit();
+            if raised {
+                tracker = tracker.with_per_key_limit(per_key);
             }
             let mut slot = None;
             for span in &spans {

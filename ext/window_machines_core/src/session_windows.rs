@@ -71,10 +71,10 @@ impl<K: Clone, V: Clone> SessionWindows<K, V> {
         })
     }
 
-    /// See [`KeyedSessions::without_per_key_limit`].
+    /// See [`KeyedSessions::with_per_key_limit`].
     #[must_use]
-    pub fn without_per_key_limit(mut self) -> Self {
-        self.sessions = self.sessions.without_per_key_limit();
+    pub fn with_per_key_limit(mut self, limit: usize) -> Self {
+        self.sessions = self.sessions.with_per_key_limit(limit);
         self
     }
 

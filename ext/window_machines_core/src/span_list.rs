@@ -68,14 +68,14 @@ impl SpanList {
     /// Spans from outside, checked: sorted, each first at or before its
     /// last, any two more than `gap` apart, at most [`MAX_SESSIONS`].
     pub(crate) fn validated(spans: Vec<Span>, gap: u64) -> Result<SpanList> {
-        SpanList::check(&spans, gap, Some(MAX_SESSIONS))?;
+        SpanList::check(&spans, gap, MAX_SESSIONS)?;
         Ok(SpanList::from_vec(spans))
     }
 
     /// Whether `spans` could have been built by inserts under `gap`, with
-    /// at most `limit` spans held at once (any number without one).
-    pub(crate) fn check(spans: &[Span], gap: u64, limit: Option<usize>) -> Result<()> {
-        if let Some(limit) = limit.filter(|limit| spans.len() > *limit) {
+    /// at most `limit` spans held at once.
+    pub(crate) fn check(spans: &[Span], gap: u64, limit: usize) -> Result<()> {
+        if spans.len() > limit {
             return Err(Error::TooManySpans {
                 count: spans.len(),
                 limit,

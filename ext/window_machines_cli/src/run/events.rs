@@ -1,6 +1,8 @@
 //! Each parsed line through the tracker, and what it closes written out.
 
-use window_machines_core::{Aggregating, KeyLookup, KeySlot, Planned, Prefetch, Refusal, Taken};
+use window_machines_core::{
+    Aggregating, Error, KeyLookup, KeySlot, Planned, Prefetch, Refusal, Taken,
+};
 
 use super::{output_failure, Failure, Fate, Key, Runner, BUCKET_AHEAD, ENTRY_AHEAD};
 use crate::job::InputFormat;
@@ -92,7 +94,7 @@ where
         let tracker = self.tracker(event.time_format)?;
         let slot = find(tracker, hash, key);
         let fate = match tracker.plan(slot, timestamp) {
-            Err(error) => Fate::Bad(error.to_string()),
+            Err(error) => Fate::Bad(error_text(&error)),
             Ok(Planned::Nowhere) => Fate::Outside,
             Ok(Planned::Late { .. }) => {
                 tracker.count_late();
@@ -120,12 +122,15 @@ where
                                 plan,
                                 computed,
                             )
-                            .map_err(|error| error.to_string())
+                            .map_err(|error| error_text(&error))
                     })
                 } else {
                     tracker
                         .apply(slot, hash, || Key::from_slice(key), timestamp, plan, inputs)
-                        .map_err(|refusal| refusal_text(&refusal))
+                        .map_err(|refusal| match refusal {
+                            Refusal::Host(error) => error_text(&error),
+                            refusal => refusal_text(&refusal),
+                        })
                 };
                 match applied {
                     Ok(_) => Fate::Taken,
@@ -179,6 +184,18 @@ where
 /// The slot of `key`, if the tracker holds it.
 pub(super) fn find<T: KeyLookup<Key = Key>>(tracker: &T, hash: u64, key: &[u8]) -> Option<KeySlot> {
     tracker.find_key(hash, |held| held.as_slice() == key)
+}
+
+/// A tracker's refusal as the command's user reads it: the Ruby classes'
+/// advice for too many sessions (`take_closed`) means nothing here.
+fn error_text(error: &Error) -> String {
+    match error {
+        Error::TooManySessions { limit } => format!(
+            "a key would hold more than {limit} sessions open at once (the lag spans more \
+             than {limit} gaps of its events)"
+        ),
+        error => error.to_string(),
+    }
 }
 
 fn refusal_text<E: std::fmt::Display>(refusal: &Refusal<E>) -> String {
