@@ -210,16 +210,17 @@ impl RecordWriter {
     }
 }
 
-/// `cell` as a terminal may show it: control characters escaped
-/// (`\n`, `\u{1b}`), so that data can neither break a row nor send the
-/// terminal a command.
+/// `cell` as a terminal may show it: control characters and line or
+/// paragraph separators escaped (`\n`, `\u{1b}`, `\u{2028}`), so that data
+/// can neither break a row nor send the terminal a command.
 fn shown(cell: &str) -> String {
-    if !cell.chars().any(char::is_control) {
+    let hidden = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+    if !cell.chars().any(hidden) {
         return cell.to_owned();
     }
     cell.chars()
         .map(|c| {
-            if c.is_control() {
+            if hidden(c) {
                 c.escape_default().collect()
             } else {
                 c.to_string()
@@ -256,5 +257,6 @@ mod tests {
         assert_eq!(shown("a\u{1b}[2Jb\r\n\t"), "a\\u{1b}[2Jb\\r\\n\\t");
         // C1 controls (a terminal may read U+009B as the start of a command) too.
         assert_eq!(shown("\u{9b}31m"), "\\u{9b}31m");
+        assert_eq!(shown("a\u{2028}b"), "a\\u{2028}b");
     }
 }

@@ -413,24 +413,21 @@ impl Decoder<'_> {
     }
 }
 
-/// Reads the state file at `path`; `None` if there is none.
+/// Reads the state file at `path`; `None` if there is none. A message
+/// says what is wrong with it; the caller names the file.
 pub fn load(path: &Path) -> Result<Option<Saved>, String> {
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(format!("{}: {error}", path.display())),
+        Err(error) => return Err(error.to_string()),
     };
     if bytes.starts_with(MAGIC_NAME) && !bytes.starts_with(MAGIC) {
-        return Err(format!(
-            "{} was written by another version of window_machines; remove it to start over",
-            path.display()
-        ));
+        return Err(
+            "written by another version of window_machines; remove it to start over".to_owned(),
+        );
     }
     if !bytes.starts_with(MAGIC) {
-        return Err(format!(
-            "{} is not a window_machines state file",
-            path.display()
-        ));
+        return Err("not a window_machines state file".to_owned());
     }
     // Damage that still decodes is caught here.
     let (body, checksum) = bytes

@@ -138,8 +138,8 @@ module WindowMachines
           @formats[:input] = format
         end
         parser.on("--skip-bad", "Count and skip bad lines instead of stopping") { @job[:skip_bad] = true }
-        parser.on("--bad FILE", "Write bad lines there (with --skip-bad)") { |path| @job[:bad] = path }
-        parser.on("--late FILE", "Write late events' lines there") { |path| @job[:late] = path }
+        parser.on("--bad FILE", "Write bad lines there (with --skip-bad)") { |path| @job[:bad] = lines_file(path) }
+        parser.on("--late FILE", "Write late events' lines there") { |path| @job[:late] = lines_file(path) }
       end
 
       def output_options(parser)
@@ -153,6 +153,13 @@ module WindowMachines
         parser.on("--state FILE", "Checkpoint there, and resume from it") { |path| @job[:state] = path }
         parser.on("--quiet", "-q", "No progress line") { @quiet = true }
         parser.on("--help", "-h", "This help") { @help = true }
+      end
+
+      # A file for late or bad lines: standard output carries the results.
+      def lines_file(path)
+        raise OptionParser::InvalidArgument, "#{path} (standard output is for the results; name a file)" if path == "-"
+
+        path
       end
 
       def aggregates(list)
