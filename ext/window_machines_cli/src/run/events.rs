@@ -191,8 +191,8 @@ pub(super) fn find<T: KeyLookup<Key = Key>>(tracker: &T, hash: u64, key: &[u8]) 
 fn error_text(error: &Error) -> String {
     match error {
         Error::TooManySessions { limit } => format!(
-            "a key would hold more than {limit} sessions open at once (the lag spans more \
-             than {limit} gaps of its events)"
+            "a key would hold more than {limit} sessions open at once; a shorter --lag \
+             closes them sooner"
         ),
         error => error.to_string(),
     }
