@@ -131,9 +131,7 @@ impl RecordWriter {
             }
             OutputFormat::Table => {
                 let cells = self.cells(key_fields, times, time_format, accs);
-                self.table
-                    .held
-                    .push(cells.iter().map(|cell| shown(cell)).collect());
+                self.table.held.push(cells.into_iter().map(shown).collect());
                 if self.table.started || self.table.held.len() >= TABLE_SAMPLE {
                     self.print_table(sink)?;
                 }
@@ -213,10 +211,10 @@ impl RecordWriter {
 /// `cell` as a terminal may show it: control characters and line or
 /// paragraph separators escaped (`\n`, `\u{1b}`, `\u{2028}`), so that data
 /// can neither break a row nor send the terminal a command.
-fn shown(cell: &str) -> String {
+fn shown(cell: String) -> String {
     let hidden = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
     if !cell.chars().any(hidden) {
-        return cell.to_owned();
+        return cell;
     }
     cell.chars()
         .map(|c| {
@@ -253,10 +251,13 @@ mod tests {
 
     #[test]
     fn a_table_cell_shows_control_characters_escaped() {
-        assert_eq!(shown("plain café"), "plain café");
-        assert_eq!(shown("a\u{1b}[2Jb\r\n\t"), "a\\u{1b}[2Jb\\r\\n\\t");
+        assert_eq!(shown("plain café".to_owned()), "plain café");
+        assert_eq!(
+            shown("a\u{1b}[2Jb\r\n\t".to_owned()),
+            "a\\u{1b}[2Jb\\r\\n\\t"
+        );
         // C1 controls (a terminal may read U+009B as the start of a command) too.
-        assert_eq!(shown("\u{9b}31m"), "\\u{9b}31m");
-        assert_eq!(shown("a\u{2028}b"), "a\\u{2028}b");
+        assert_eq!(shown("\u{9b}31m".to_owned()), "\\u{9b}31m");
+        assert_eq!(shown("a\u{2028}b".to_owned()), "a\\u{2028}b");
     }
 }

@@ -155,10 +155,12 @@ impl std::fmt::Display for Shown<'_> {
 fn parse_ticks(text: &[u8], unit: &str) -> Result<u64, String> {
     let shown = Shown(text);
     let text = match text.strip_prefix(b"-") {
-        // -0 is 0, as JSON.parse reads it.
-        Some(digits) if !digits.is_empty() && digits.iter().all(|digit| *digit == b'0') => digits,
         Some(digits) if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) => {
-            return Err(format!("time {shown} is before 1970 (below 0 {unit})"));
+            // -0 is 0, as JSON.parse reads it.
+            if digits.iter().any(|digit| *digit != b'0') {
+                return Err(format!("time {shown} is before 1970 (below 0 {unit})"));
+            }
+            digits
         }
         _ => text,
     };

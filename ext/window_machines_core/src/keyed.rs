@@ -88,8 +88,8 @@ pub struct Handover<K> {
 
 /// Sessions per key, at most [`MAX_SESSIONS`] per key (unless an owner
 /// sets another limit) and optionally `max_sessions` in all, under one
-/// watermark. An owner in this crate may
-/// keep an `X` with each key's sessions.
+/// watermark. An owner in this crate may keep an `X` with each key's
+/// sessions.
 ///
 /// Keys are found by a hash and an equality the caller supplies (see
 /// [`KeyLookup`]): a binding compares keys its own way.
