@@ -54,6 +54,9 @@ pub struct ClosingQueue<E> {
     buckets: BTreeMap<u64, Bucket<E>>,
     len: usize,
     shift: u32,
+    /// Whether the owner looks an entry's order up rather than reading it
+    /// off the entry.
+    order_looked_up: bool,
 }
 
 impl<E> Default for ClosingQueue<E> {
@@ -64,14 +67,25 @@ impl<E> Default for ClosingQueue<E> {
 }
 
 impl<E> ClosingQueue<E> {
-    /// An empty queue with buckets `2**shift` ticks wide.
+    /// An empty queue with buckets `2**shift` ticks wide, whose owner reads
+    /// each entry's order off the entry.
     #[must_use]
     pub fn new(shift: u32) -> Self {
         ClosingQueue {
             buckets: BTreeMap::new(),
             len: 0,
             shift: shift.min(63),
+            order_looked_up: false,
         }
+    }
+
+    /// The same queue for an owner that looks each entry's order up (reads
+    /// its key's entry, say): a bucket is then sorted by orders worked out
+    /// once each, rather than at each of the sort's comparisons.
+    #[must_use]
+    pub fn with_looked_up_order(mut self) -> Self {
+        self.order_looked_up = true;
+        self
     }
 
     /// Files `entry` as closing from `at`.
@@ -111,17 +125,16 @@ impl<E> ClosingQueue<E> {
             let bucket = due.get_mut();
             if bucket.sorted_to < bucket.entries.len() {
                 let pending = &mut bucket.entries[bucket.next..];
-                if bucket.sorted_to.saturating_sub(bucket.next) > 1 {
-                    // Sorted before, and received a few entries since
-                    // (everything being flushed while events still come):
-                    // a stable sort finds the sorted run, so this costs a
-                    // merge, not a sort of all the bucket holds.
-                    pending.sort_by_key(&order);
-                } else {
-                    // Sorted for the first time: each entry's order is
-                    // worked out once, since the owner may have to look it
-                    // up, rather than at each of the sort's comparisons.
+                let sorted_before = bucket.sorted_to.saturating_sub(bucket.next) > 1;
+                if self.order_looked_up && !sorted_before {
                     pending.sort_by_cached_key(&order);
+                } else {
+                    // A stable sort finds the sorted runs: those of a
+                    // bucket sorted before that received a few entries since
+                    // (everything being flushed while events still come),
+                    // and those of entries pushed as their times came, mostly
+                    // in order.
+                    pending.sort_by_key(&order);
                 }
                 bucket.sorted_to = bucket.entries.len();
             }
@@ -237,8 +250,8 @@ mod tests {
     }
 
     #[test]
-    fn a_bucket_sorted_for_the_first_time_works_out_each_order_once() {
-        let mut queue = ClosingQueue::new(10);
+    fn a_bucket_sorted_for_the_first_time_works_out_each_looked_up_order_once() {
+        let mut queue = ClosingQueue::new(10).with_looked_up_order();
         let ats: Vec<u64> = (0..1000).map(|n| (n * 7919) % 1000).collect();
         for &at in &ats {
             queue.push(at, at);

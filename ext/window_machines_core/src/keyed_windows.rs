@@ -407,7 +407,9 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             clock,
             aggregation,
             keys: KeySlots::default(),
-            closing: ClosingQueue::default(),
+            // Windows that close together go in the order their keys were
+            // first held in, read from each key's entry.
+            closing: ClosingQueue::default().with_looked_up_order(),
             parts: 0,
             late_count: 0,
         }
