@@ -12,11 +12,17 @@ module WindowMachines
   #   is the default source, for a single stream).
   # - {#value} is nil until a source has been seen; then the minimum over
   #   the active sources of `largest seen - lag`, saturating at 0 while the
-  #   timestamps are still smaller than the lag (so once it is 0, an event
-  #   at timestamp 0 is late). Like every watermark in the gem it never moves back: a
-  #   source that is new, or returns from idleness, behind the watermark
-  #   holds it where it is until it catches up (its older events are late
-  #   for the trackers, not refused here).
+  #   timestamps are still smaller than the lag: the oldest timestamp still
+  #   on time, one more than Flink's watermark. Like every watermark in the
+  #   gem it never moves back: a source that is new, or returns from
+  #   idleness, behind the watermark holds it where it is until it catches
+  #   up (its older events are late for the trackers, not refused here).
+  # - {#advance} pushes it in each tracker's terms, so that an event exactly
+  #   `lag` behind the newest is on time for every one of them: the value
+  #   itself into windows (which close a window once its end is at or below
+  #   their watermark, as Flink fires it), one less (Flink's watermark) into
+  #   a {Watermark} and the session trackers, whose watermark is the newest
+  #   time that can no longer arrive.
   # - With `idle_after:`, a source with no event for that many seconds of
   #   processing time is idle: it stops holding the watermark back, and
   #   holds it again from its next event. When every source is idle the
@@ -76,9 +82,12 @@ module WindowMachines
     MAX_TICKS = 2**64 - 1
     private_constant :MAX_TICKS
 
-    # The trackers {#advance} pushes into with `advance_watermark`.
-    WATERMARK_TRACKERS = [Sessions, KeyedSessions, HoppingWindows, SessionWindows].freeze
-    private_constant :WATERMARK_TRACKERS
+    # The trackers {#advance} pushes into with `advance_watermark`: those
+    # that take the value as it is (TumblingWindows is a HoppingWindows), and
+    # those whose watermark is the newest time that can no longer arrive.
+    WINDOW_TRACKERS = [HoppingWindows].freeze
+    SESSION_TRACKERS = [Sessions, KeyedSessions, SessionWindows].freeze
+    private_constant :WINDOW_TRACKERS, :SESSION_TRACKERS
 
     # A source's state is a small Array: the largest timestamp seen, the
     # processing time at which it goes idle (nil without `idle_after:`), and
@@ -214,8 +223,8 @@ module WindowMachines
 
     # The watermark: nil until a source has been seen; then the largest
     # value the minimum over the active sources of `largest seen - lag`
-    # (at least 0) has reached. It never moves back, and stays where it is
-    # while no source is active.
+    # (at least 0) has reached, the oldest timestamp still on time. It never
+    # moves back, and stays where it is while no source is active.
     # @return [Integer, nil]
     def value
       refresh_due unless frozen?
@@ -251,12 +260,17 @@ module WindowMachines
       true
     end
 
-    # Pushes the current {#value} into a watermark or tracker: `advance` on
-    # a {Watermark}; `advance_watermark` on {Sessions}, {KeyedSessions},
-    # {HoppingWindows} and {TumblingWindows}, and {SessionWindows} (these
-    # three built with `watermark: :manual`, where the watermark becomes the
-    # value less their grace). While the value is nil nothing is pushed and
-    # the tracker is not called.
+    # Pushes the current {#value} into a watermark or tracker, so that an
+    # event exactly `lag` behind the newest is on time there: the value
+    # itself with `advance_watermark` on {HoppingWindows} and
+    # {TumblingWindows}, which close a window once its end is at or below
+    # it; one less (the newest time that can no longer arrive, Flink's
+    # watermark) with `advance` on a {Watermark} and `advance_watermark` on
+    # {Sessions}, {KeyedSessions} and {SessionWindows}. The aggregating
+    # trackers must be built with `watermark: :manual`; their watermark
+    # becomes what is pushed less their grace. While the value is nil
+    # nothing is pushed and the tracker is not called; nor while it is 0
+    # for those that take one less, since nothing is late yet.
     # @param tracker [Watermark, Sessions, KeyedSessions, HoppingWindows,
     #   TumblingWindows, SessionWindows]
     # @return [Boolean] what the tracker returned: true if its watermark
@@ -270,15 +284,16 @@ module WindowMachines
     #   watermark = WindowMachines::Watermark.new
     #   strategy = WindowMachines::WatermarkStrategy.bounded(5)
     #   strategy.advance(watermark)   # => false: nothing seen yet
-    #   strategy.observe(30)
+    #   strategy.observe(30)          # => 25
     #   strategy.advance(watermark)   # => true
-    #   watermark.value               # => 25
+    #   watermark.value               # => 24: an event at 25 is on time
     def advance(tracker)
       case tracker
       when Watermark
-        current = value
-        current.nil? ? false : tracker.advance(current)
-      when *WATERMARK_TRACKERS
+        newest_gone { |gone| tracker.advance(gone) }
+      when *SESSION_TRACKERS
+        newest_gone { |gone| tracker.advance_watermark(gone) }
+      when *WINDOW_TRACKERS
         current = value
         current.nil? ? false : tracker.advance_watermark(current)
       else
@@ -321,6 +336,14 @@ module WindowMachines
     end
 
     private
+
+    # Yields the newest time that can no longer arrive, one less than the
+    # value, unless nothing can be late yet.
+    # @return [Boolean] what the block returned, or false.
+    def newest_gone
+      current = value
+      current.nil? || current.zero? ? false : yield(current - 1)
+    end
 
     # Gives the copy its own source states (`dup` and `clone`).
     # @param original [WatermarkStrategy]

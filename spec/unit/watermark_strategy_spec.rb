@@ -361,22 +361,22 @@ RSpec.describe WindowMachines::WatermarkStrategy do
   describe "#advance" do
     let(:strategy) { described_class.bounded(5).tap { |s| s.observe(30) } }
 
-    it "advances a Watermark" do
+    it "advances a Watermark to one less than the value: the newest time that can no longer arrive" do
       watermark = WindowMachines::Watermark.new
       expect(strategy.advance(watermark)).to be(true)
-      expect(watermark.value).to eq(25)
+      expect(watermark.value).to eq(24)
       expect(strategy.advance(watermark)).to be(false)
       ahead = WindowMachines::Watermark.new(100)
       expect(strategy.advance(ahead)).to be(false)
       expect(ahead.value).to eq(100)
     end
 
-    it "advances Sessions, which close what it passed" do
+    it "advances Sessions to one less than the value, closing what that passed" do
       sessions = WindowMachines::Sessions.new(5)
       sessions.insert(10)
       sessions.insert(28)
       expect(strategy.advance(sessions)).to be(true)
-      expect(sessions.watermark).to eq(25)
+      expect(sessions.watermark).to eq(24)
       expect(sessions.take_closed).to eq([10, 10])
       expect(sessions.take_closed).to be_nil
       expect(strategy.advance(sessions)).to be(false)
@@ -387,7 +387,7 @@ RSpec.describe WindowMachines::WatermarkStrategy do
       sessions.insert("ann", 10)
       sessions.insert("bob", 22)
       expect(strategy.advance(sessions)).to be(true)
-      expect(sessions.watermark).to eq(25)
+      expect(sessions.watermark).to eq(24)
       expect(sessions.take_closed).to eq(["ann", 10, 10])
       expect(sessions.take_closed).to be_nil
     end
@@ -411,13 +411,13 @@ RSpec.describe WindowMachines::WatermarkStrategy do
       expect(windows.each_closed.to_a).to eq([["a", 0, 10, 1], ["a", 5, 15, 1]])
     end
 
-    it "advances SessionWindows built with watermark: :manual" do
+    it "advances SessionWindows built with watermark: :manual to one less than the value" do
       windows = WindowMachines::SessionWindows.new(5, aggregate: count, watermark: :manual)
       windows.add("a", 10)
       windows.add("a", 12)
       windows.add("b", 24)
       expect(strategy.advance(windows)).to be(true)
-      expect(windows.watermark).to eq(25)
+      expect(windows.watermark).to eq(24)
       expect(windows.take_closed).to eq(["a", 10, 12, 2])
       expect(windows.take_closed).to be_nil
     end
@@ -444,7 +444,53 @@ RSpec.describe WindowMachines::WatermarkStrategy do
       idle.tick(6)
       watermark = WindowMachines::Watermark.new
       expect(idle.advance(watermark)).to be(true)
-      expect(watermark.value).to eq(50)
+      expect(watermark.value).to eq(49)
+    end
+
+    # The lag's promise, in every tracker's terms; Flink's
+    # forBoundedOutOfOrderness watermark is max - lag - 1
+    # (BoundedOutOfOrdernessWatermarksTest: 1326 after 1337 with lag 10).
+    describe "an event exactly lag behind the newest" do
+      let(:strategy) { described_class.bounded(10).tap { |s| s.observe(1337) } }
+      let(:trackers) do
+        {
+          "Sessions" => [WindowMachines::Sessions.new(5), ->(t, ts) { t.insert(ts) }],
+          "KeyedSessions" => [WindowMachines::KeyedSessions.new(5), ->(t, ts) { t.insert("k", ts) }],
+          "SessionWindows" => [WindowMachines::SessionWindows.new(5, aggregate: count, watermark: :manual),
+                               ->(t, ts) { t.add("k", ts) }],
+          "TumblingWindows" => [WindowMachines::TumblingWindows.new(1, aggregate: count, watermark: :manual),
+                                ->(t, ts) { t.add("k", ts) }],
+          "HoppingWindows" => [WindowMachines::HoppingWindows.new(1, 1, aggregate: count, watermark: :manual),
+                               ->(t, ts) { t.add("k", ts) }]
+        }
+      end
+
+      it "is on time for every tracker, and one tick more is late" do
+        trackers.each do |name, (tracker, add)|
+          expect(strategy.advance(tracker)).to be(true), name
+          expect { add.call(tracker, 1327) }.not_to raise_error, name
+          expect { add.call(tracker, 1326) }.to raise_error(WindowMachines::LateEventError), name
+        end
+      end
+
+      it "is on time for a Watermark, which holds Flink's watermark" do
+        watermark = WindowMachines::Watermark.new
+        strategy.advance(watermark)
+        expect(watermark.value).to eq(1326)
+      end
+
+      it "is on time while the value is 0: nothing is pushed where nothing can be late yet" do
+        early = described_class.bounded(10).tap { |s| s.observe(4) }
+        expect(early.value).to eq(0)
+        trackers.each do |name, (tracker, add)|
+          takes_the_value = %w[TumblingWindows HoppingWindows].include?(name)
+          expect(early.advance(tracker)).to be(takes_the_value), name
+          expect { add.call(tracker, 0) }.not_to raise_error, name
+        end
+        watermark = WindowMachines::Watermark.new
+        expect(early.advance(watermark)).to be(false)
+        expect(watermark.value).to be_nil
+      end
     end
 
     it "raises FrozenError from a frozen tracker once there is a value" do
@@ -457,7 +503,7 @@ RSpec.describe WindowMachines::WatermarkStrategy do
     it "works from a frozen strategy" do
       watermark = WindowMachines::Watermark.new
       expect(strategy.freeze.advance(watermark)).to be(true)
-      expect(watermark.value).to eq(25)
+      expect(watermark.value).to eq(24)
     end
 
     it "refuses anything else with TypeError, even with no value", :mistyped do
