@@ -240,6 +240,18 @@ RSpec.describe "window_machines input and output formats" do
       )
     end
 
+    it "tells a null from an empty string in CSV and in a table, as Ruby's CSV reads them" do
+      input = write_file(@dir, "blank.jsonl", %({"ts":1,"u":null,"p":""}\n{"ts":2,"u":"","p":null}\n))
+      args = ["tumbling", "--quiet", "--size", "10", "--key", "u", "--agg", "count,last:p", input]
+      csv = run_ok(*args, "--output-format", "csv").stdout
+      expect(CSV.parse(csv)).to eq([%w[u start end count last_p], [nil, "0", "10", "1", ""], ["", "0", "10", "1", nil]])
+      expect(run_ok(*args, "--output-format", "table").stdout).to eq(<<~'TABLE')
+        u   start  end  count  last_p
+            0      10   1      ""
+        ""  0      10   1
+      TABLE
+    end
+
     it "writes CSV to a file too" do
       path = File.join(@dir, "out.csv")
       run_ok(*sessions_ms_args, "--output", path, "--output-format", "csv", fixture("orders.csv"))

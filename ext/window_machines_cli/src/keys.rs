@@ -105,11 +105,12 @@ pub fn write_json(field: (u8, &[u8]), out: &mut Vec<u8>) {
     }
 }
 
-/// Writes a key field as text: text as it is, JSON as written, null as
-/// nothing.
-pub fn write_text(field: (u8, &[u8]), out: &mut Vec<u8>) {
-    if let (TEXT | JSON, bytes) = field {
-        out.extend_from_slice(bytes);
+/// A key field as text: text as it is, JSON as written; `None` for null.
+#[must_use]
+pub fn text(field: (u8, &[u8])) -> Option<&[u8]> {
+    match field {
+        (TEXT | JSON, bytes) => Some(bytes),
+        _ => None,
     }
 }
 

@@ -124,7 +124,12 @@ impl RecordWriter {
                     if index > 0 {
                         self.line.push(b',');
                     }
-                    crate::csv_rows::write_cell(cell.as_bytes(), &mut self.line);
+                    match cell.as_deref() {
+                        // Null is an empty cell; an empty string is quoted.
+                        Some("") => self.line.extend_from_slice(br#""""#),
+                        Some(cell) => crate::csv_rows::write_cell(cell.as_bytes(), &mut self.line),
+                        None => {}
+                    }
                 }
                 self.line.push(b'\n');
                 sink.write(&self.line)
@@ -148,24 +153,22 @@ impl RecordWriter {
         Ok(())
     }
 
-    /// A record's cells as text: strings unquoted, null empty.
+    /// A record's cells as text: strings unquoted, `None` for null.
     fn cells(
         &mut self,
         key_fields: keys::Fields,
         times: [u64; 2],
         time_format: TimeFormat,
         accs: &Accumulators<Value>,
-    ) -> Vec<String> {
+    ) -> Vec<Option<String>> {
         let mut cells = Vec::with_capacity(self.names.len());
         for field in key_fields.take(self.key_count) {
-            self.cell.clear();
-            keys::write_text(field, &mut self.cell);
-            cells.push(String::from_utf8_lossy(&self.cell).into_owned());
+            cells.push(keys::text(field).map(|text| String::from_utf8_lossy(text).into_owned()));
         }
         for time in times {
             self.cell.clear();
             time_format.write(time, false, &mut self.cell);
-            cells.push(String::from_utf8_lossy(&self.cell).into_owned());
+            cells.push(Some(String::from_utf8_lossy(&self.cell).into_owned()));
         }
         for acc in accs {
             cells.push(self.result_text(acc));
@@ -173,19 +176,19 @@ impl RecordWriter {
         cells
     }
 
-    fn result_text(&mut self, acc: &Accumulator<Value>) -> String {
+    fn result_text(&mut self, acc: &Accumulator<Value>) -> Option<String> {
         self.cell.clear();
         write_result(acc, &mut self.cell);
         let text: &[u8] = &self.cell;
         if text == b"null" {
-            return String::new();
+            return None;
         }
         if text.first() == Some(&b'"') {
             if let Ok(decoded) = decode_string(&text[1..text.len() - 1]) {
-                return String::from_utf8_lossy(&decoded).into_owned();
+                return Some(String::from_utf8_lossy(&decoded).into_owned());
             }
         }
-        String::from_utf8_lossy(text).into_owned()
+        Some(String::from_utf8_lossy(text).into_owned())
     }
 
     fn print_table(&mut self, sink: &mut Sink) -> io::Result<()> {
@@ -208,10 +211,17 @@ impl RecordWriter {
     }
 }
 
-/// `cell` as a terminal may show it: control characters and line or
-/// paragraph separators escaped (`\n`, `\u{1b}`, `\u{2028}`), so that data
-/// can neither break a row nor send the terminal a command.
-fn shown(cell: String) -> String {
+/// `cell` as a terminal may show it: null as nothing, an empty string as
+/// `""`, control characters and line or paragraph separators escaped
+/// (`\n`, `\u{1b}`, `\u{2028}`), so that data can neither break a row nor
+/// send the terminal a command.
+fn shown(cell: Option<String>) -> String {
+    let Some(cell) = cell else {
+        return String::new();
+    };
+    if cell.is_empty() {
+        return r#""""#.to_owned();
+    }
     let hidden = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
     if !cell.chars().any(hidden) {
         return cell;
@@ -229,18 +239,23 @@ fn shown(cell: String) -> String {
 
 fn write_row(sink: &mut Sink, widths: &[usize], cells: &[String]) -> io::Result<()> {
     let mut line = String::new();
+    // Where the last cell with something in it ends: a row ends there,
+    // not in the padding before empty cells.
+    let mut end = 0;
     for (index, (cell, width)) in cells.iter().zip(widths).enumerate() {
         if index > 0 {
             line.push_str("  ");
         }
         line.push_str(cell);
-        if index + 1 < cells.len() {
-            line.extend(std::iter::repeat_n(
-                ' ',
-                width.saturating_sub(cell.chars().count()),
-            ));
+        if !cell.is_empty() {
+            end = line.len();
         }
+        line.extend(std::iter::repeat_n(
+            ' ',
+            width.saturating_sub(cell.chars().count()),
+        ));
     }
+    line.truncate(end);
     line.push('\n');
     sink.write(line.as_bytes())
 }
@@ -251,13 +266,17 @@ mod tests {
 
     #[test]
     fn a_table_cell_shows_control_characters_escaped() {
-        assert_eq!(shown("plain café".to_owned()), "plain café");
-        assert_eq!(
-            shown("a\u{1b}[2Jb\r\n\t".to_owned()),
-            "a\\u{1b}[2Jb\\r\\n\\t"
-        );
+        let shown = |cell: &str| shown(Some(cell.to_owned()));
+        assert_eq!(shown("plain café"), "plain café");
+        assert_eq!(shown("a\u{1b}[2Jb\r\n\t"), "a\\u{1b}[2Jb\\r\\n\\t");
         // C1 controls (a terminal may read U+009B as the start of a command) too.
-        assert_eq!(shown("\u{9b}31m".to_owned()), "\\u{9b}31m");
-        assert_eq!(shown("a\u{2028}b".to_owned()), "a\\u{2028}b");
+        assert_eq!(shown("\u{9b}31m"), "\\u{9b}31m");
+        assert_eq!(shown("a\u{2028}b"), "a\\u{2028}b");
+    }
+
+    #[test]
+    fn a_table_cell_tells_null_from_an_empty_string() {
+        assert_eq!(shown(None), "");
+        assert_eq!(shown(Some(String::new())), r#""""#);
     }
 }
