@@ -28,7 +28,10 @@ module WindowMachines
       # @return [self]
       # @raise [TypeError, ArgumentError, RangeError, CapacityError] for a
       #   malformed checkpoint, one that does not fit the aggregators, or
-      #   one no sequence of events could have made.
+      #   windows and a clock no sequence of events could have made: windows
+      #   out of place or order, one no event went into (a `Count` without a
+      #   field at 0) or the stream time has not seen, late events with no
+      #   watermark. The aggregates are not checked against each other.
       def from_h(checkpoint, aggregate:, on_late: :raise)
         checkpoint = checkpoint.merge(aggregate: aggregate, on_late: on_late) if checkpoint.is_a?(Hash)
         restore_checkpoint(checkpoint)

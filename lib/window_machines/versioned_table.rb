@@ -48,18 +48,18 @@ module WindowMachines
     include SameCheckpoint
 
     # A table from a {#to_h} checkpoint (or a JSON round trip of one), read
-    # as untrusted input: no checkpoint can make a table that puts and
-    # deletes could not have made.
+    # as untrusted input under the rules below, which puts and deletes
+    # keep.
     # @param checkpoint [Hash{Symbol, String => Object}] exactly the keys
     #   `history_retention`, `stream_time` (nil only with no versions),
     #   `late_count` and `versions`: `[key, timestamp, value]` for a value,
     #   `[key, timestamp]` for a tombstone, a key's versions together and in
     #   increasing time order, none newer than the stream time nor already
-    #   out of reach.
+    #   out of reach; `late_count` 0 while the stream time is nil.
     # @param on_late [:raise, :drop, #call] as for {#initialize}.
     # @return [VersionedTable] a new, unfrozen table.
     # @raise [TypeError, RangeError, ArgumentError] for a malformed
-    #   checkpoint or one no sequence of changes could have made.
+    #   checkpoint or one that breaks those rules.
     def self.from_h(checkpoint, on_late: :raise)
       checkpoint = checkpoint.merge(on_late: on_late) if checkpoint.is_a?(Hash)
       restore_checkpoint(checkpoint)

@@ -124,7 +124,7 @@ RSpec.describe WindowMachines::HoppingWindows, "panes" do
       expect { described_class.from_h(checkpoint.merge(windows: windows), aggregate: agg::Min.new) }
         .to raise_error(WindowMachines::ArgumentError)
     end
-    expect { described_class.from_h(checkpoint.merge(windows: [[:k, 0, 5, "a"], [:k, 5, 10, 1]]), aggregate: agg::Min.new) }
+    expect { described_class.from_h(checkpoint.merge(time: 9, windows: [[:k, 0, 5, "a"], [:k, 5, 10, 1]]), aggregate: agg::Min.new) }
       .to raise_error(WindowMachines::ArgumentError, /no stream of events could have left together/)
   end
 end

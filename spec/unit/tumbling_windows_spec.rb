@@ -353,6 +353,29 @@ RSpec.describe WindowMachines::TumblingWindows do
       expect { described_class.from_h(checkpoint, aggregate: agg::Count.new) }.to raise_error(WindowMachines::TypeError)
       expect { described_class.from_h(checkpoint.merge(extra: 1), aggregate: aggregate) }.to raise_error(WindowMachines::ArgumentError, /unknown key/)
     end
+
+    it "refuse a window no event went into, and what the stream time has not seen" do
+      checkpoint = filled(aggregate).to_h
+      expect(checkpoint[:time]).to eq(27)
+      bad = {
+        { windows: [["a", 2, 12, [0, 0, [], nil, [0, 0]]]] } => /window at 2 do not match the aggregators, .*count none/,
+        { windows: [["a", 32, 42, [1, 0, [], nil, [0, 0]]]] } => /held at 32 is after the stream time 27/,
+        { time: nil } => /held at 22 but the stream time is nil/,
+        { time: nil, windows: [], late_count: 1 } => /1 late events are counted but there is no stream time or watermark/
+      }
+      bad.each do |change, message|
+        expect { described_class.from_h(checkpoint.merge(change), aggregate: aggregate) }
+          .to raise_error(WindowMachines::ArgumentError, message)
+      end
+      expect(described_class.from_h(checkpoint.merge(time: nil, windows: [], late_count: 0), aggregate: aggregate).size).to eq(0)
+      counted = { "n" => agg::Count.new("v") }
+      with_nil = described_class.new(10, aggregate: counted)
+      with_nil.add("a", 3, {})
+      expect(described_class.from_h(with_nil.to_h, aggregate: counted).flush.to_a).to eq([["a", 0, 10, { "n" => 0 }]])
+      manual = described_class.new(10, aggregate: agg::Count.new, watermark: :manual)
+      manual.add("a", 500)
+      expect(described_class.from_h(manual.to_h, aggregate: agg::Count.new).current("a")).to eq([[500, 510, 1]])
+    end
   end
 
   it "inspects as its shape, clock and counts" do

@@ -243,7 +243,10 @@ RSpec.describe "WindowMachines::VersionedTable refusals", :mistyped do
       "a latest tombstone below the cutoff" => [with.call(versions: versions.call(["c", 0])),
                                                 WindowMachines::ArgumentError, nil],
       "a value and then a tombstone at the cutoff" => [with.call(versions: versions.call(["c", 50, 1], ["c", 100])),
-                                                       WindowMachines::ArgumentError, nil]
+                                                       WindowMachines::ArgumentError, nil],
+      "late puts counted with no stream time" => [with.call(stream_time: nil, versions: [], late_count: 2),
+                                                  WindowMachines::ArgumentError,
+                                                  /2 late events are counted but there is no stream time/]
     }
     %w[history_retention stream_time late_count versions].each do |field|
       refused["no #{field}"] = [valid.except(field.to_sym), WindowMachines::ArgumentError, /missing #{field}/]
@@ -290,7 +293,7 @@ RSpec.describe "WindowMachines::VersionedTable refusals", :mistyped do
     {
       "the valid checkpoint" => valid,
       "its JSON round trip" => JSON.parse(JSON.generate(valid)),
-      "no versions and no stream time" => with.call(stream_time: nil, versions: []),
+      "no versions and no stream time" => with.call(stream_time: nil, versions: [], late_count: 0),
       "no versions under a stream time" => with.call(versions: []),
       "a version whose valid_to is one past the cutoff" => with.call(versions: [["a", 90, 1], ["a", 101, 2]]),
       "a latest tombstone one past the cutoff" => with.call(versions: versions.call(["c", 101])),

@@ -724,14 +724,17 @@ impl Aggregation {
     }
 
     /// Whether restored `accs` belong to this aggregation and could have
-    /// been built from events in `first..=last`.
+    /// been built from events in `first..=last`, at least one: a window is
+    /// held because an event went into it.
     #[must_use]
     pub fn fits<V: Clone>(&self, accs: &[Accumulator<V>], first: u64, last: u64) -> bool {
+        let counts_nothing = |acc: &Accumulator<V>, part: &Part| {
+            !part.reads_field && matches!(acc, Accumulator::Count(0))
+        };
         accs.len() == self.parts.len()
-            && accs
-                .iter()
-                .zip(&self.parts)
-                .all(|(acc, part)| acc.kind() == part.kind && acc.fits(first, last))
+            && accs.iter().zip(&self.parts).all(|(acc, part)| {
+                acc.kind() == part.kind && acc.fits(first, last) && !counts_nothing(acc, part)
+            })
     }
 }
 

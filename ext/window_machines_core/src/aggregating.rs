@@ -157,8 +157,9 @@ pub trait Aggregating<K, V>: KeyLookup<Key = K> {
         part: (u64, u64, Option<u64>),
         accs: Accumulators<V>,
     ) -> Result<KeySlot>;
-    /// Checks what [`Aggregating::restore`] gave as untrusted input and
-    /// makes the tracker ready.
+    /// Checks what [`Aggregating::restore`] gave as untrusted input, with
+    /// what [`Aggregating::restore_counts`] set, and makes the tracker
+    /// ready.
     fn finish_restore(&mut self) -> Result<()>;
     /// Pairs of restored inputs only the host can compare, which handing
     /// a window over will (extremes of parts merged into one window): for

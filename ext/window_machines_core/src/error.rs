@@ -55,6 +55,12 @@ pub enum Error {
     /// Restored windows or sessions under a clock whose input had ended,
     /// which hands everything over.
     HeldAfterEnd,
+    /// A restored window (or pane) starting, or session ending, after the
+    /// stream time, which has seen every event held.
+    HeldAfterStreamTime { at: u64, stream_time: Option<u64> },
+    /// Late events counted with no stream time or watermark they could have
+    /// been late by.
+    LateWithoutWatermark { late_count: u64 },
     /// A restored version no query could reach any more, which a table
     /// would have dropped.
     ExpiredVersion { timestamp: u64, cutoff: u64 },
@@ -107,6 +113,8 @@ impl Error {
             | Error::VersionAfterStreamTime { .. }
             | Error::VersionsWithoutStreamTime
             | Error::HeldAfterEnd
+            | Error::HeldAfterStreamTime { .. }
+            | Error::LateWithoutWatermark { .. }
             | Error::ExpiredVersion { .. } => ErrorKind::Argument,
             Error::EndOverflow { .. } => ErrorKind::Range,
             Error::Late { .. } => ErrorKind::Late,
@@ -197,7 +205,7 @@ impl fmt::Display for Error {
             Error::BadAccumulators { start } => write!(
                 f,
                 "the aggregates of the window at {start} do not match the aggregators, \
-                 or hold events outside it"
+                 hold events outside it, or count none"
             ),
             Error::TooManySpans { count, limit } => write!(
                 f,
@@ -219,9 +227,30 @@ impl fmt::Display for Error {
                 write!(f, "versions are given but the stream time is nil")
             }
             Error::HeldAfterEnd => write!(f, "checkpoint of ended input holds windows"),
+            Error::HeldAfterStreamTime {
+                at,
+                stream_time: Some(stream_time),
+            } => write!(
+                f,
+                "a window or session held at {at} is after the stream time {stream_time}, \
+                 which has seen every event held"
+            ),
+            Error::HeldAfterStreamTime {
+                at,
+                stream_time: None,
+            } => write!(
+                f,
+                "a window or session is held at {at} but the stream time is nil: no event was added"
+            ),
+            Error::LateWithoutWatermark { late_count } => write!(
+                f,
+                "{late_count} late events are counted but there is no stream time or watermark \
+                 they were late by"
+            ),
             Error::ExpiredVersion { timestamp, cutoff } => write!(
                 f,
-                "version at {timestamp} is no longer reachable at the cutoff {cutoff}                  (stream time - history retention): a table would have dropped it"
+                "version at {timestamp} is no longer reachable at the cutoff {cutoff} \
+                 (stream time - history retention): a table would have dropped it"
             ),
         }
     }

@@ -64,11 +64,23 @@ impl EventClock {
         self.ended
     }
 
-    /// Checks a restored tracker holding `held` windows or sessions: none
-    /// once the input has ended, since ending it hands everything over.
-    pub fn check_restored(&self, held: usize) -> Result<()> {
+    /// Checks a restored tracker against this clock: it holds `held`
+    /// windows or sessions, the latest of them starting (a session: ending)
+    /// at `latest`, and counted `late_count` late events. Ending the input
+    /// hands everything over; under stream time an event held is one the
+    /// stream time has seen; and an event is late only by a watermark.
+    pub fn check_restored(&self, held: usize, latest: Option<u64>, late_count: u64) -> Result<()> {
         if self.ended && held > 0 {
             return Err(Error::HeldAfterEnd);
+        }
+        let stream_time = self.time();
+        if let Some(at) = latest.filter(|_| self.mode == ClockMode::Stream) {
+            if stream_time.is_none_or(|time| at > time) {
+                return Err(Error::HeldAfterStreamTime { at, stream_time });
+            }
+        }
+        if late_count > 0 && self.watermark().is_none() {
+            return Err(Error::LateWithoutWatermark { late_count });
         }
         Ok(())
     }
@@ -171,6 +183,42 @@ mod tests {
         clock.observe(20);
         assert_eq!(clock.watermark(), Some(15));
         assert_eq!(clock.advance(100), None);
+    }
+
+    #[test]
+    fn a_restored_tracker_holds_only_what_its_clock_has_seen() {
+        let stream = EventClock::new(ClockMode::Stream, Trail::Windows, 0, Some(50));
+        assert_eq!(stream.check_restored(1, Some(50), 2), Ok(()));
+        assert_eq!(
+            stream.check_restored(1, Some(51), 0),
+            Err(Error::HeldAfterStreamTime {
+                at: 51,
+                stream_time: Some(50)
+            })
+        );
+        let unseen = stream.at(None);
+        assert_eq!(unseen.check_restored(0, None, 0), Ok(()));
+        assert_eq!(
+            unseen.check_restored(1, Some(0), 0),
+            Err(Error::HeldAfterStreamTime {
+                at: 0,
+                stream_time: None
+            })
+        );
+        assert_eq!(
+            unseen.check_restored(0, None, 3),
+            Err(Error::LateWithoutWatermark { late_count: 3 })
+        );
+        // A manual clock holds windows ahead of what it was advanced to.
+        let manual = EventClock::new(ClockMode::Manual, Trail::Windows, 0, None);
+        assert_eq!(manual.check_restored(1, Some(500), 0), Ok(()));
+        let mut ended = manual;
+        ended.finish();
+        assert_eq!(ended.check_restored(0, None, 1), Ok(()));
+        assert_eq!(
+            ended.check_restored(1, Some(5), 0),
+            Err(Error::HeldAfterEnd)
+        );
     }
 
     #[test]

@@ -257,6 +257,15 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
         Ok(())
     }
 
+    /// The last event of the latest session held.
+    pub(crate) fn latest_last(&self) -> Option<u64> {
+        self.keys
+            .iter()
+            .filter_map(|(_, _, state)| state.spans.as_slice().last())
+            .map(|span| span.last)
+            .max()
+    }
+
     /// Every held session's entry, in no particular order.
     fn live_entries(&self) -> Vec<ClosingOrder> {
         let mut live = Vec::with_capacity(self.held);

@@ -913,7 +913,13 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
     }
 
     fn finish_restore(&mut self) -> Result<()> {
-        self.clock.check_restored(self.len())?;
+        let latest = self
+            .keys
+            .iter()
+            .filter_map(|(_, _, held)| held.parts().iter().map(|part| part.start).max())
+            .max();
+        self.clock
+            .check_restored(self.len(), latest, self.late_count)?;
         let live = self.live_entries();
         self.closing.rebuild(live);
         Ok(())

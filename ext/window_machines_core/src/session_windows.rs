@@ -415,7 +415,8 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
     fn finish_restore(&mut self) -> Result<()> {
         // Sessions are counted once their closing order is rebuilt.
         self.sessions.finish_restore()?;
-        self.clock.check_restored(self.len())
+        self.clock
+            .check_restored(self.len(), self.sessions.latest_last(), self.late_count)
     }
 
     fn restore_counts(&mut self, time: Option<u64>, late_count: u64) {

@@ -434,10 +434,15 @@ impl<K, V> VersionedTable<K, V> {
         Ok(())
     }
 
-    /// Checks that every restored version is still reachable, and indexes
-    /// the keys' expiry.
+    /// Checks that every restored version is still reachable and that late
+    /// puts had a stream time to be late by, and indexes the keys' expiry.
     pub fn finish_restore(&mut self) -> Result<()> {
         self.restoring = None;
+        if self.late_count > 0 && self.stream_time.is_none() {
+            return Err(Error::LateWithoutWatermark {
+                late_count: self.late_count,
+            });
+        }
         let cutoff = self.cutoff();
         let mut live = Vec::new();
         for (slot, _, versions) in self.keys.iter() {

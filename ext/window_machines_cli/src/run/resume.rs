@@ -33,6 +33,7 @@ where
         };
         let key_count = self.job.keys.len();
         let tracker = self.tracker(format)?;
+        tracker.restore_counts(saved.clock_time, saved.tracker_late);
         for (key, parts) in saved.keys {
             if !keys::is_key(&key, key_count) {
                 return Err(damaged("a key that is not one".to_owned()));
@@ -57,9 +58,7 @@ where
         }
         tracker
             .finish_restore()
-            .map_err(|error| damaged(error.to_string()))?;
-        tracker.restore_counts(saved.clock_time, saved.tracker_late);
-        Ok(())
+            .map_err(|error| damaged(error.to_string()))
     }
 
     /// Saves the state, with every output handed to the system first so
