@@ -204,6 +204,28 @@ RSpec.describe "window_machines bad input and bad usage" do
       end
     end
 
+    it "keeps the file each checkpoint is written to first apart from the inputs and outputs" do
+      input = write_file(@dir, "events.tmp", File.read(file))
+      state = File.join(@dir, "events")
+      [[input], ["--output", "#{state}.tmp", file]].each do |args|
+        result = run_cli("sessions", "--quiet", "--gap", "10", "--state", state, *args)
+        expect(result.exitstatus).to eq(2), result.describe
+        expect(result.stderr).to include("#{state}.tmp (where --state #{state} is written first)")
+      end
+      expect(File.read(input)).to eq(File.read(file))
+      expect(Dir.children(@dir)).to eq(["events.tmp"])
+    end
+
+    it "refuses a --state that is not a regular file before reading it (a device gives bytes without end)" do
+      fifo = File.join(@dir, "fifo")
+      File.mkfifo(fifo)
+      ["/dev/zero", fifo].each do |state|
+        result = run_cli("sessions", "--quiet", "--gap", "10", "--state", state, file)
+        expect(result.exitstatus).to eq(1), result.describe
+        expect(result.stderr).to include("#{state}: not a regular file")
+      end
+    end
+
     it "names the file it cannot write, before reading any input" do
       result = run_cli("sessions", "--gap", "10", "--state", "/no-such-dir/state", file)
       expect(result.stderr).to include("/no-such-dir/state (cannot write there)")

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use magnus::{function, prelude::*, Error, RHash, RModule, Ruby, Symbol};
 use window_machines_cli::{
-    run, Aggregate, Duration, Failure, InputFormat, Job, OutputFormat, Source, TimeFormat, Windows,
+    run, Aggregate, Duration, Failure, InputFormat, Job, OutputFormat, Source, StateFiles,
+    TimeFormat, Windows,
 };
 use window_machines_core::Kind;
 
@@ -84,6 +85,16 @@ fn job(ruby: &Ruby, options: RHash) -> Result<Job, Error> {
     };
     let path =
         |name| get::<Option<String>>(ruby, options, name).map(|path| path.map(PathBuf::from));
+    let state = match (path("state")?, path("state_scratch")?) {
+        (Some(path), Some(scratch)) => Some(StateFiles { path, scratch }),
+        (None, None) => None,
+        _ => {
+            return Err(argument(
+                ruby,
+                "a state file needs its scratch file".to_owned(),
+            ))
+        }
+    };
     Ok(Job {
         windows,
         keys: get(ruby, options, "keys")?,
@@ -97,7 +108,7 @@ fn job(ruby: &Ruby, options: RHash) -> Result<Job, Error> {
         late: path("late")?,
         bad: path("bad")?,
         skip_bad: get(ruby, options, "skip_bad")?,
-        state: path("state")?,
+        state,
         fingerprint: get(ruby, options, "fingerprint")?,
         progress: get(ruby, options, "progress")?,
     })

@@ -87,6 +87,15 @@ impl Source {
     }
 }
 
+/// Where a run keeps its state: the file, and the one each checkpoint is
+/// written to first, then renamed over it. The options keep both apart from
+/// every other file the run reads or writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateFiles {
+    pub path: PathBuf,
+    pub scratch: PathBuf,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Job {
     pub windows: Windows,
@@ -103,7 +112,7 @@ pub struct Job {
     pub late: Option<PathBuf>,
     pub bad: Option<PathBuf>,
     pub skip_bad: bool,
-    pub state: Option<PathBuf>,
+    pub state: Option<StateFiles>,
     /// What a resumed run must have been started with: the options that
     /// shape the output, as the caller wrote them down.
     pub fingerprint: String,
@@ -111,6 +120,12 @@ pub struct Job {
 }
 
 impl Job {
+    /// The state file, if the run keeps one.
+    #[must_use]
+    pub fn state_path(&self) -> Option<&std::path::Path> {
+        self.state.as_ref().map(|state| state.path.as_path())
+    }
+
     /// The fields each event is read for: keys, then the time, then each
     /// aggregator's field.
     #[must_use]

@@ -18,6 +18,6 @@ mod state;
 mod timestamps;
 mod values;
 
-pub use job::{Aggregate, Duration, InputFormat, Job, OutputFormat, Source, Windows};
+pub use job::{Aggregate, Duration, InputFormat, Job, OutputFormat, Source, StateFiles, Windows};
 pub use run::{run, Failure, Summary};
 pub use timestamps::TimeFormat;

@@ -182,7 +182,7 @@ where
     /// Opens the outputs and, when the state file has one, takes up a
     /// stopped run.
     fn start(job: &'j Job, times: [&str; 2], make: F) -> Result<Self, Failure> {
-        let saved = match &job.state {
+        let saved = match job.state_path() {
             Some(path) => state::load(path)
                 .map_err(|error| Failure::BadInput(format!("{}: {error}", path.display())))?,
             None => None,
@@ -192,7 +192,7 @@ where
                 return Err(Failure::Usage(format!(
                     "the state file {} was written by a run with other options ({}); \
                      remove it to start over",
-                    job.state.as_deref().unwrap_or(Path::new("")).display(),
+                    job.state_path().unwrap_or(Path::new("")).display(),
                     saved.fingerprint
                 )));
             }
@@ -406,7 +406,7 @@ where
         if self.job.progress {
             eprint!("\r\x1b[K");
         }
-        if let Some(path) = &self.job.state {
+        if let Some(path) = self.job.state_path() {
             match std::fs::remove_file(path) {
                 Err(error) if error.kind() != io::ErrorKind::NotFound => {
                     return Err(Failure::Output {

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use window_machines_core::{Accumulator, Accumulators, Input, Number, Stamped};
 
+use crate::job::StateFiles;
 use crate::keys;
 use crate::timestamps::TimeFormat;
 use crate::values::Value;
@@ -219,9 +220,9 @@ impl Encoder {
     }
 }
 
-/// Writes the state to `path` atomically.
+/// Writes the state to its file atomically, through the scratch file.
 pub fn save(
-    path: &Path,
+    files: &StateFiles,
     fingerprint: &str,
     time_format: Option<TimeFormat>,
     progress: &Progress,
@@ -268,14 +269,12 @@ pub fn save(
     }
     let checksum = keys::hash(&out.0);
     out.u64(checksum);
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".tmp");
     {
-        let mut file = fs::File::create(&temporary)?;
+        let mut file = fs::File::create(&files.scratch)?;
         file.write_all(&out.0)?;
         file.sync_data()?;
     }
-    fs::rename(&temporary, path)
+    fs::rename(&files.scratch, &files.path)
 }
 
 struct Decoder<'a> {
@@ -416,11 +415,14 @@ impl Decoder<'_> {
 /// Reads the state file at `path`; `None` if there is none. A message
 /// says what is wrong with it; the caller names the file.
 pub fn load(path: &Path) -> Result<Option<Saved>, String> {
-    let bytes = match fs::read(path) {
-        Ok(bytes) => bytes,
+    // A device or a pipe could give bytes without end, or none ever.
+    match fs::metadata(path) {
+        Ok(metadata) if !metadata.is_file() => return Err("not a regular file".to_owned()),
+        Ok(_) => {}
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(error.to_string()),
-    };
+    }
+    let bytes = fs::read(path).map_err(|error| error.to_string())?;
     if bytes.starts_with(MAGIC_NAME) && !bytes.starts_with(MAGIC) {
         return Err(
             "written by another version of window_machines; remove it to start over".to_owned(),
@@ -545,8 +547,12 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("wm-state-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let path = dir.join("state");
+        let files = StateFiles {
+            path: path.clone(),
+            scratch: dir.join("scratch"),
+        };
         save(
-            &path,
+            &files,
             "fp",
             Some(TimeFormat::Millis),
             &progress,
@@ -576,6 +582,11 @@ mod tests {
         older[..MAGIC.len()].copy_from_slice(b"WMSTATE1");
         fs::write(&path, &older).unwrap();
         assert!(load(&path).is_err_and(|error| error.contains("another version")));
+        assert!(!files.scratch.exists());
+        // A device or a directory is refused before anything is read.
+        for odd in [dir.as_path(), Path::new("/dev/zero")] {
+            assert!(load(odd).is_err_and(|error| error == "not a regular file"));
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -38,7 +38,7 @@ module WindowMachines
         @subcommand = subcommand
         @job = { windows: subcommand.to_sym, keys: [], time: "ts", time_format: nil, lag: NO_TIME,
                  aggregates: [["count", nil, "count"]], output: nil, late: nil, bad: nil,
-                 skip_bad: false, state: nil, grace: NO_TIME, offset: NO_TIME }
+                 skip_bad: false, state: nil, state_scratch: nil, grace: NO_TIME, offset: NO_TIME }
         @quiet = false
         @formats = {}
         @help = false
@@ -150,7 +150,11 @@ module WindowMachines
                   "jsonl, csv or table (default: table on a terminal, else jsonl)") do |format|
           @formats[:output] = format
         end
-        parser.on("--state FILE", "Checkpoint there, and resume from it") { |path| @job[:state] = path }
+        parser.on("--state FILE", "Checkpoint there, and resume from it") do |path|
+          # Each checkpoint is written beside it first, then renamed over it.
+          @job[:state] = path
+          @job[:state_scratch] = "#{path}.tmp"
+        end
         parser.on("--quiet", "-q", "No progress line") { @quiet = true }
         parser.on("--help", "-h", "This help") { @help = true }
       end
@@ -215,12 +219,15 @@ module WindowMachines
       # output would empty an input before it is read, and two writers would
       # interleave.
       def check_files
-        written = @job.values_at(:output, :late, :bad, :state).compact
-        files = written + @job[:sources].filter_map(&:first)
-        files.combination(2) do |one, other|
-          next unless (written.include?(one) || written.include?(other)) && same_file?(one, other)
+        files = @job[:sources].filter_map(&:first).map { |path| [path, path, false] }
+        @job.values_at(:output, :late, :bad, :state).compact.each { |path| files << [path, path, true] }
+        if (scratch = @job[:state_scratch])
+          files << [scratch, "#{scratch} (where --state #{@job[:state]} is written first)", true]
+        end
+        files.combination(2) do |(one, one_named, one_written), (other, other_named, other_written)|
+          next unless (one_written || other_written) && same_file?(one, other)
 
-          raise OptionParser::InvalidArgument, "#{one} and #{other} are the same file"
+          raise OptionParser::InvalidArgument, "#{one_named} and #{other_named} are the same file"
         end
       end
 
@@ -262,7 +269,7 @@ module WindowMachines
 
       # What a resumed run must share with the run that saved its state.
       def fingerprint
-        JSON.generate(@job.except(:skip_bad, :bad, :late, :state, :progress))
+        JSON.generate(@job.except(:skip_bad, :bad, :late, :state, :state_scratch, :progress))
       end
     end
   end

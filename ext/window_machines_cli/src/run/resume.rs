@@ -21,7 +21,7 @@ where
         let damaged = |why: String| {
             Failure::BadInput(format!(
                 "{}: the state file does not fit these options: {why}",
-                self.job.state.as_deref().unwrap_or(Path::new("")).display()
+                self.job.state_path().unwrap_or(Path::new("")).display()
             ))
         };
         let Some(format) = saved.time_format else {
@@ -64,7 +64,7 @@ where
     /// Saves the state, with every output handed to the system first so
     /// the lengths it records are on disk.
     pub(super) fn checkpoint(&mut self) -> Result<(), Failure> {
-        let Some(path) = self.job.state.clone() else {
+        let Some(files) = self.job.state.clone() else {
             return self.flush();
         };
         self.flush()?;
@@ -99,14 +99,14 @@ where
                 .collect(),
         });
         state::save(
-            &path,
+            &files,
             &self.job.fingerprint,
             self.time_format,
             &self.progress,
             checkpoint.as_ref(),
         )
         .map_err(|error| Failure::Output {
-            message: format!("{}: {error}", path.display()),
+            message: format!("{}: {error}", files.path.display()),
             broken_pipe: false,
         })
     }
