@@ -216,6 +216,17 @@ RSpec.describe "window_machines bad input and bad usage" do
       expect(Dir.children(@dir)).to eq(["events.tmp"])
     end
 
+    it "refuses a table in an --output file a resumed run must go on with exactly, and takes one without --state" do
+      output = File.join(@dir, "out")
+      table = ["sessions", "--quiet", "--gap", "10", "--output-format", "table", "--output", output, file]
+      result = run_cli(*table, "--state", File.join(@dir, "state"))
+      expect(result.exitstatus).to eq(2), result.describe
+      expect(result.stderr).to include("--output-format table with --state and --output")
+      expect(Dir.children(@dir)).to eq([])
+      expect(run_cli(*table)).to be_success
+      expect(File.read(output)).to start_with("first  last  count\n")
+    end
+
     it "refuses a --state that is not a regular file before reading it (a device gives bytes without end)" do
       fifo = File.join(@dir, "fifo")
       File.mkfifo(fifo)

@@ -56,6 +56,20 @@ RSpec.describe "window_machines --state" do
       [run, input, result]
     end
 
+    it "refuses a --late file the stopped run did not keep once late lines have gone by, and resumes without it" do
+      run = files("run")
+      input = write_file(run.dir, "in.jsonl", lines.join)
+      stopped = run_cli(*options, "--output", run.output, "--state", run.state, input)
+      expect(stopped.exitstatus).to eq(1), stopped.describe
+      state = run.read(:state)
+      again = run_cli(*options, "--skip-bad", "--output", run.output, "--state", run.state, "--late", run.late, input)
+      expect(again.exitstatus).to eq(2), again.describe
+      expect(again.stderr).to match(/--late .*: the run that saved the state kept no --late file, and \d+ late lines have gone by/)
+      expect([run.read(:state), File.exist?(run.late)]).to eq([state, false])
+      resumed = run_cli(*options, "--skip-bad", "--output", run.output, "--state", run.state, input)
+      expect(resumed).to be_success, resumed.describe
+    end
+
     it "saves the state, having written what closed before the bad line" do
       run, input, result = stopped_run
       expect(result.stderr).to match(bad_input_report(input, bad_line_number))

@@ -167,6 +167,32 @@ fn output_failure(error: &io::Error) -> Failure {
     }
 }
 
+/// Refuses a `--late` or `--bad` file the stopped run did not keep once
+/// lines it would hold have gone by: they could not be written now, and the
+/// file would pass for every one of them.
+fn check_lines_kept(job: &Job, progress: &Progress) -> Result<(), Failure> {
+    let files = [
+        (
+            "late",
+            &job.late,
+            progress.late_file,
+            progress.late + progress.outside,
+        ),
+        ("bad", &job.bad, progress.bad_file, progress.bad),
+    ];
+    for (name, path, kept, gone_by) in files {
+        if let (Some(path), None, 1..) = (path, kept, gone_by) {
+            return Err(Failure::Usage(format!(
+                "--{name} {}: the run that saved the state kept no --{name} file, and {gone_by} \
+                 {name} lines have gone by that cannot be written now; resume without --{name}, \
+                 or remove the state file to start over",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn open_sink(path: &Path, length: Option<u64>) -> Result<Sink, Failure> {
     Sink::file(path, length).map_err(|error| Failure::Output {
         message: format!("{}: {error}", path.display()),
@@ -201,6 +227,9 @@ where
             .as_ref()
             .map(|saved| saved.progress.clone())
             .unwrap_or_default();
+        if saved.is_some() {
+            check_lines_kept(job, &progress)?;
+        }
         let output = match &job.output {
             Some(path) => open_sink(path, progress.output)?,
             None => Sink::stdout(),

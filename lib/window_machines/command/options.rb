@@ -61,6 +61,7 @@ module WindowMachines
         check_writable
         check_columns
         @job[:output_format] = @formats[:output] || (terminal && @job[:output].nil? ? "table" : "jsonl")
+        check_resumable_format
         @job[:progress] = progress && !@quiet && @job[:sources].all?(&:first)
         @job.merge(fingerprint: fingerprint)
       end
@@ -257,6 +258,16 @@ module WindowMachines
         return true if File.expand_path(one) == File.expand_path(other)
 
         File.exist?(one) && File.exist?(other) && File.identical?(one, other)
+      end
+
+      # Refuses a table kept in a file a resumed run must continue exactly: a
+      # table sizes its columns by its first rows.
+      def check_resumable_format
+        return unless @job[:output_format] == "table" && @job[:state] && @job[:output]
+
+        raise OptionParser::InvalidArgument,
+              "--output-format table with --state and --output (a resumed run could not go on with a table's " \
+              "columns exactly; use jsonl or csv)"
       end
 
       # Refuses two columns of one name, which a JSON object cannot hold.
