@@ -217,6 +217,16 @@ RSpec.describe "window_machines sessions" do
     expect(skipped.records.size).to eq(4096)
   end
 
+  it "takes an event that opens a key's 4097th session while closing older ones: they are not open" do
+    lines = (0..4095).map { |n| %({"ts":#{n * 2}}\n) } << %({"ts":108190}\n)
+    path = write_file(@dir, "closing.jsonl", lines.join)
+    result = run_cli("sessions", "--quiet", "--gap", "1", "--lag", "100000", path)
+    expect(result).to be_success, result.describe
+    # The watermark, 108190 - 100000 - 1, closes every session but the one at 8190.
+    expect(result.records.size).to eq(4097)
+    expect(result.records.last(2).map { |record| record["first"] }).to eq([8190, 108_190])
+  end
+
   it "writes a session as soon as it closes, before the input ends" do
     status = stream_cli("sessions", "--quiet", "--gap", "10", "--output-format", "jsonl") do |input, output|
       input.write(%({"ts":100}\n{"ts":200}\n))

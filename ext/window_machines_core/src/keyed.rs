@@ -93,12 +93,42 @@ pub struct Handover<K> {
 ///
 /// Keys are found by a hash and an equality the caller supplies (see
 /// [`KeyLookup`]): a binding compares keys its own way.
+/// How many sessions one key may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PerKeyLimit {
+    /// Held, open or closed and not yet handed over: the Ruby classes' 32.
+    Held(usize),
+    /// Open under the watermark: for an owner that hands what closed over
+    /// after each event.
+    Open(usize),
+}
+
+impl PerKeyLimit {
+    fn limit(self) -> usize {
+        match self {
+            PerKeyLimit::Held(limit) | PerKeyLimit::Open(limit) => limit,
+        }
+    }
+
+    /// How many of `spans` count against the limit under `watermark`.
+    fn counted(self, spans: &[Span], gap: u64, watermark: Watermark) -> usize {
+        match self {
+            PerKeyLimit::Held(_) => spans.len(),
+            // Sessions close oldest first.
+            PerKeyLimit::Open(_) => {
+                spans.len() - spans.partition_point(|span| watermark.has_passed(span.last, gap))
+            }
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct KeyedSessions<K, X = ()> {
     gap: u64,
     max_sessions: Option<usize>,
-    /// [`MAX_SESSIONS`] unless set (see [`KeyedSessions::with_per_key_limit`]).
-    per_key_limit: usize,
+    /// [`MAX_SESSIONS`] held unless set (see
+    /// [`KeyedSessions::with_per_key_limit`]).
+    per_key_limit: PerKeyLimit,
     watermark: Watermark,
     keys: KeySlots<K, KeyState<X>>,
     closing: ClosingQueue<ClosingOrder>,
@@ -140,7 +170,7 @@ impl<K, X> Default for KeyedSessions<K, X> {
         KeyedSessions {
             gap: 1,
             max_sessions: None,
-            per_key_limit: MAX_SESSIONS,
+            per_key_limit: PerKeyLimit::Held(MAX_SESSIONS),
             watermark: Watermark::default(),
             keys: KeySlots::default(),
             closing: ClosingQueue::default(),
@@ -192,14 +222,16 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
         })
     }
 
-    /// The tracker holding up to `limit` sessions a key rather than
-    /// [`MAX_SESSIONS`], for an owner whose users need more open at once.
-    /// A hand-over shifts the rest of its key's sessions, so the limit
-    /// also bounds what one costs. `max_sessions`, if given, still bounds
-    /// the total.
+    /// The tracker letting a key have up to `limit` sessions open rather
+    /// than [`MAX_SESSIONS`] held, for an owner that hands closed sessions
+    /// over after each event and whose users need more open at once: an
+    /// event that closes older sessions of its key while it opens one is
+    /// refused only if more than `limit` stay open. A hand-over shifts the
+    /// rest of its key's sessions, so the limit also bounds what one
+    /// costs. `max_sessions`, if given, still bounds the total.
     #[must_use]
     pub fn with_per_key_limit(mut self, limit: usize) -> Self {
-        self.per_key_limit = limit;
+        self.per_key_limit = PerKeyLimit::Open(limit);
         self
     }
 
@@ -249,7 +281,7 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
             });
         }
         for (_, _, state) in self.keys.in_held_order() {
-            SpanList::check(state.spans.as_slice(), self.gap, self.per_key_limit)?;
+            SpanList::check(state.spans.as_slice(), self.gap, self.per_key_limit.limit())?;
         }
         self.held = total;
         self.span_heap_bytes = span_heap_bytes(&self.keys);
@@ -393,7 +425,7 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
     ) -> Result<KeyedInsertion> {
         self.watermark.admit(timestamp)?;
         let held = slot.filter(|slot| self.keys.state(*slot).is_some());
-        let placement = self.placement(held, timestamp)?;
+        let placement = self.placement(held, timestamp, self.watermark)?;
         let slot = match held {
             Some(slot) => slot,
             None => self.keys.hold(hash, key(), KeyState::default())?,
@@ -425,8 +457,14 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
 
     /// Where an event at `timestamp` would go among the sessions of the key
     /// held at `slot` (a new key without one), refused if it would open a
-    /// session past a limit. Lateness is the caller's to check.
-    pub(crate) fn placement(&self, slot: Option<KeySlot>, timestamp: u64) -> Result<Placement> {
+    /// session past a limit under `watermark` (the one the event leaves).
+    /// Lateness is the caller's to check.
+    pub(crate) fn placement(
+        &self,
+        slot: Option<KeySlot>,
+        timestamp: u64,
+        watermark: Watermark,
+    ) -> Result<Placement> {
         debug_assert!(
             slot.is_none_or(|slot| self.keys.state(slot).is_some()),
             "given a slot that holds no key"
@@ -436,11 +474,13 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
             None => Placement::Open(0),
         };
         if placement.opens() {
-            let per_key = slot.map_or(0, |slot| self.spans(slot).len());
-            if per_key >= self.per_key_limit {
-                return Err(Error::TooManySessions {
-                    limit: self.per_key_limit,
-                });
+            let per_key = slot.map_or(0, |slot| {
+                self.per_key_limit
+                    .counted(self.spans(slot), self.gap, watermark)
+            });
+            let limit = self.per_key_limit.limit();
+            if per_key >= limit {
+                return Err(Error::TooManySessions { limit });
             }
             if let Some(limit) = self.max_sessions.filter(|limit| self.len() >= *limit) {
                 return Err(Error::TooManySessions { limit });
@@ -769,6 +809,13 @@ mod tests {
             Err(Error::TooManySessions { limit: per_key })
         );
         keyed.insert("b", 0).unwrap();
+        // The raised limit counts open sessions: one the watermark has
+        // closed, not yet handed over, leaves room.
+        let mut closing = keyed.tracker.clone();
+        closing.advance_watermark(1);
+        let slot = closing.find_key(hash("a"), |held| *held == "a");
+        assert!(closing.insert(slot, hash("a"), || "a", 10_000).is_ok());
+        assert_eq!(closing.spans(slot.unwrap()).len(), per_key + 1);
         // A checkpoint of such a key restores only under the raised limit.
         let spans: Vec<Span> = keyed.tracker.spans(keyed.slot("a").unwrap()).to_vec();
         let restore = |raised: bool| {

@@ -16,6 +16,7 @@ use crate::key_slots::{KeyLookup, KeySlot, Prefetch};
 use crate::keyed::KeyedSessions;
 use crate::span::Span;
 use crate::span_list::Placement;
+use crate::watermark::Watermark;
 
 /// Where an event goes among its key's sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,7 +205,9 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         if let Some(watermark) = watermark.filter(|watermark| timestamp <= *watermark) {
             return Ok(Planned::Late { watermark });
         }
-        let placement = self.sessions.placement(slot, timestamp)?;
+        let placement = self
+            .sessions
+            .placement(slot, timestamp, Watermark::new(watermark))?;
         Ok(Planned::Go(SessionPlan {
             placement,
             watermark,
