@@ -52,7 +52,8 @@ module WindowMachines
       return super unless checkpoint.is_a?(Hash) && (checkpoint.key?(:clock) || checkpoint.key?("clock"))
 
       checkpoint = checkpoint.dup
-      clock = checkpoint.delete(:clock) || checkpoint.delete("clock")
+      # Checked first: a refused load changes nothing.
+      clock = Clocked.checked(checkpoint.delete(:clock) || checkpoint.delete("clock"))
       super(checkpoint)
       Clocked.attach(self, clock)
     end

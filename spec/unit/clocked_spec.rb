@@ -83,6 +83,18 @@ RSpec.describe "clock: on every class" do
     expect(WindowMachines::Sessions.from_h(sessions.to_h).clock).to be_nil
   end
 
+  it "refuses a Marshal dump whose clock is not a Clock before loading any of it", :mistyped do
+    windows = WindowMachines::TumblingWindows.new(10, aggregate: count)
+    windows.add("a", 1)
+    before = windows.marshal_dump
+    other = WindowMachines::TumblingWindows.new(10, aggregate: count, clock: clock)
+    other.add("b", nine)
+    dump = other.marshal_dump.merge(clock: :not_a_clock)
+    expect { windows.marshal_load(dump) }.to raise_error(TypeError, /clock must be a WindowMachines::Clock/)
+    expect(windows.marshal_dump).to eq(before)
+    expect(windows.clock).to be_nil
+  end
+
   it "leaves a tracker built without a clock untouched: strict Integers, no conversion in its calls", :mistyped do
     sessions = WindowMachines::Sessions.new(5)
     expect(sessions.clock).to be_nil
