@@ -158,6 +158,25 @@ RSpec.describe "WindowMachines::Aggregate" do
       expect_gem_error(WindowMachines::TypeError, nil) { windows.add(:k, 2, "3") }
       expect(state_of(windows)).to eq(before)
     end
+
+    it "refuses a Numeric with no Float form when it is added, rather than lose its window when handed over" do
+      cents = Class.new(Numeric) do
+        attr_reader :n
+
+        def initialize(cents) = (@n = cents)
+        def +(other) = self.class.new(n + (other.is_a?(self.class) ? other.n : other))
+        def coerce(other) = [self.class.new(other), self]
+      end
+      windows = WindowMachines::TumblingWindows.new(10, aggregate: { total: agg::Sum.new, mean: agg::Mean.new })
+      windows.add(:k, 1, 2)
+      before = state_of(windows)
+      expect { windows.add(:k, 2, cents.new(5)) }.to raise_error(TypeError, /can't convert .* into Float/)
+      expect(state_of(windows)).to eq(before)
+      sums = WindowMachines::TumblingWindows.new(10, aggregate: agg::Sum.new)
+      sums.add(:k, 2, cents.new(5))
+      expect(sums.flush.to_a.dig(0, 3).n).to eq(5)
+      expect(result_of(agg::Mean.new, [[1, 1r], [2, 2r]])).to eql(1.5)
+    end
   end
 
   describe "Collect" do

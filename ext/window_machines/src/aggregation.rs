@@ -439,6 +439,12 @@ impl Ops<Held> for RubyOps<'_> {
             .funcall("merge", (self.ruby.get_inner(*a), self.ruby.get_inner(*b)))?;
         self.kept(acc)
     }
+
+    fn check_mean(&mut self, sum: &Held) -> Result<(), Error> {
+        // What handing the mean over does, with the count at 1.
+        let _: Value = self.ruby.get_inner(*sum).funcall("fdiv", (1,))?;
+        Ok(())
+    }
 }
 
 /// A core refusal as the Ruby error.

@@ -157,6 +157,12 @@ pub trait Ops<V> {
     fn add_custom(&mut self, part: usize, acc: &V, value: &Input<V>) -> Result<V, Self::Error>;
     /// A custom aggregator's `merge(a, b)`.
     fn merge_custom(&mut self, part: usize, a: &V, b: &V) -> Result<V, Self::Error>;
+    /// Refuses a mean's sum the host cannot divide into a Float, so that
+    /// the event adding to it is refused rather than its window lost when
+    /// handed over. Sums Rust holds always divide.
+    fn check_mean(&mut self, _sum: &V) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }
 
 fn native_compare<V>(a: &Input<V>, b: &Input<V>) -> Option<Ordering> {
@@ -319,6 +325,9 @@ impl<V: Clone> Accumulator<V> {
                 if !input.is_nil() {
                     *sum = add_numbers(sum.clone(), number_of(input.clone()), ops)?;
                     *count += 1;
+                    if let Number::Host(sum) = sum {
+                        ops.check_mean(sum).map_err(Refusal::Host)?;
+                    }
                 }
             }
             Accumulator::Min(held) => extreme(held, input, Ordering::Less, ops)?,
