@@ -227,6 +227,23 @@ RSpec.describe "window_machines bad input and bad usage" do
       expect(File.read(output)).to start_with("first  last  count\n")
     end
 
+    it "refuses an --output file standard input is read from (-o f < f), leaving it whole, and takes a pipe" do
+      input = write_file(@dir, "in.jsonl", File.read(file))
+      args = command_line("sessions", "--quiet", "--gap", "10", "--output", input)
+      said = IO.popen(WindowMachinesSpec::Command::ENV_FOR_CHILD, args, in: input, err: %i[child out], &:read)
+      expect(Process.last_status.exitstatus).to eq(2), said
+      expect(said).to include("standard input and #{input} are the same file")
+      expect(File.read(input)).to eq(File.read(file))
+      piped = run_cli("sessions", "--quiet", "--gap", "10", "--output", input, stdin: File.read(file))
+      expect(piped).to be_success, piped.describe
+    end
+
+    it "refuses an empty --agg list" do
+      result = run_cli("sessions", "--quiet", "--gap", "10", "--agg", "", file)
+      expect(result.exitstatus).to eq(2), result.describe
+      expect(result.stderr).to include("give at least one aggregator")
+    end
+
     it "refuses a --state that is not a regular file before reading it (a device gives bytes without end)" do
       fifo = File.join(@dir, "fifo")
       File.mkfifo(fifo)

@@ -168,6 +168,8 @@ module WindowMachines
       end
 
       def aggregates(list)
+        raise OptionParser::InvalidArgument, "(an empty list: give at least one aggregator)" if list.empty?
+
         list.split(",", -1).map do |item|
           kind, field = item.strip.split(":", 2)
           need = AGGREGATORS[kind] or
@@ -220,7 +222,7 @@ module WindowMachines
       # output would empty an input before it is read, and two writers would
       # interleave.
       def check_files
-        files = @job[:sources].filter_map(&:first).map { |path| [path, path, false] }
+        files = @job[:sources].map { |path, _format| path ? [path, path, false] : [$stdin, "standard input", false] }
         @job.values_at(:output, :late, :bad, :state).compact.each { |path| files << [path, path, true] }
         if (scratch = @job[:state_scratch])
           files << [scratch, "#{scratch} (where --state #{@job[:state]} is written first)", true]
@@ -254,10 +256,21 @@ module WindowMachines
         File.directory?(directory) && File.writable?(directory)
       end
 
+      # Whether two paths (or standard input, an IO) name one file.
       def same_file?(one, other)
+        return stdin_file?(one) && File.identical?(one, other) if one.is_a?(IO)
+        return same_file?(other, one) if other.is_a?(IO)
         return true if File.expand_path(one) == File.expand_path(other)
 
         File.exist?(one) && File.exist?(other) && File.identical?(one, other)
+      end
+
+      # Whether standard input is read from a file (`< file`) rather than a
+      # pipe or a terminal.
+      def stdin_file?(io)
+        io.stat.file?
+      rescue IOError, SystemCallError
+        false
       end
 
       # Refuses a table kept in a file a resumed run must continue exactly: a
