@@ -360,6 +360,8 @@ RSpec.describe WindowMachines::TumblingWindows do
       bad = {
         { windows: [["a", 2, 12, [0, 0, [], nil, [0, 0]]]] } => /window at 2 do not match the aggregators, .*count none/,
         { windows: [["a", 32, 42, [1, 0, [], nil, [0, 0]]]] } => /held at 32 is after the stream time 27/,
+        # An event at 28 in [22, 32), after the stream time.
+        { windows: [["a", 22, 32, [1, 0, [[28, 1]], nil, [0, 0]]]] } => /window at 22 do not match the aggregators/,
         { time: nil } => /held at 22 but the stream time is nil/,
         { time: nil, windows: [], late_count: 1 } => /1 late events are counted but there is no stream time or watermark/
       }

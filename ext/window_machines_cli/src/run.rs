@@ -167,9 +167,9 @@ fn output_failure(error: &io::Error) -> Failure {
     }
 }
 
-/// Refuses a `--late` or `--bad` file the stopped run did not keep once
-/// lines it would hold have gone by: they could not be written now, and the
-/// file would pass for every one of them.
+/// Refuses a `--late` or `--bad` file a stopped run did not keep once
+/// lines it would hold have gone by (none have in a new run): they could
+/// not be written now, and the file would pass for every one of them.
 fn check_lines_kept(job: &Job, progress: &Progress) -> Result<(), Failure> {
     let files = [
         (
@@ -227,9 +227,7 @@ where
             .as_ref()
             .map(|saved| saved.progress.clone())
             .unwrap_or_default();
-        if saved.is_some() {
-            check_lines_kept(job, &progress)?;
-        }
+        check_lines_kept(job, &progress)?;
         let output = match &job.output {
             Some(path) => open_sink(path, progress.output)?,
             None => Sink::stdout(),

@@ -86,13 +86,6 @@ pub struct Handover<K> {
     pub released: bool,
 }
 
-/// Sessions per key, at most [`MAX_SESSIONS`] per key (unless an owner
-/// sets another limit) and optionally `max_sessions` in all, under one
-/// watermark. An owner in this crate may keep an `X` with each key's
-/// sessions.
-///
-/// Keys are found by a hash and an equality the caller supplies (see
-/// [`KeyLookup`]): a binding compares keys its own way.
 /// How many sessions one key may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PerKeyLimit {
@@ -122,6 +115,13 @@ impl PerKeyLimit {
     }
 }
 
+/// Sessions per key, at most [`MAX_SESSIONS`] per key (unless an owner
+/// sets another limit) and optionally `max_sessions` in all, under one
+/// watermark. An owner in this crate may keep an `X` with each key's
+/// sessions.
+///
+/// Keys are found by a hash and an equality the caller supplies (see
+/// [`KeyLookup`]): a binding compares keys its own way.
 #[derive(Debug)]
 pub struct KeyedSessions<K, X = ()> {
     gap: u64,

@@ -24,7 +24,7 @@ use crate::aggregate::{Accumulator, Accumulators, Aggregation, Input, NoOps, Ops
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::closing_queue::{ClosingQueue, Fate};
 use crate::error::{Error, Result};
-use crate::event_clock::EventClock;
+use crate::event_clock::{ClockMode, EventClock};
 use crate::heap::accs_heap_bytes;
 use crate::key_slots::{KeyLookup, KeySlot, KeySlots, Prefetch};
 
@@ -876,7 +876,12 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         if !in_pane_windows {
             return Err(Error::MisalignedWindow { start });
         }
-        if !self.aggregation.fits(&accs, start, end - 1) {
+        // Under stream time no event held is newer than the stream time.
+        let newest = match (self.clock.mode(), self.clock.time()) {
+            (ClockMode::Stream, Some(time)) => time.min(end - 1),
+            _ => end - 1,
+        };
+        if !self.aggregation.fits(&accs, start, newest) {
             return Err(Error::BadAccumulators { start });
         }
         let held = slot.filter(|slot| self.keys.state(*slot).is_some());
