@@ -113,11 +113,13 @@ fn split<'a>(line: &'a [u8], cells: &mut Vec<Cow<'a, [u8]>>) -> Result<(), Strin
     }
 }
 
-/// Writes `cell` as a CSV cell, quoted only when it must be.
+/// Writes `cell` as a CSV cell, quoted only when it must be: an empty
+/// one is quoted, since an empty cell is a null.
 pub fn write_cell(cell: &[u8], out: &mut Vec<u8>) {
-    if cell
-        .iter()
-        .any(|&byte| matches!(byte, b',' | b'"' | b'\n' | b'\r'))
+    if cell.is_empty()
+        || cell
+            .iter()
+            .any(|&byte| matches!(byte, b',' | b'"' | b'\n' | b'\r'))
     {
         out.push(b'"');
         for &byte in cell {
@@ -181,6 +183,8 @@ mod tests {
         write_cell(b"plain", &mut out);
         out.push(b',');
         write_cell(b"a,\"b\"", &mut out);
-        assert_eq!(out, br#"plain,"a,""b""""#);
+        out.push(b',');
+        write_cell(b"", &mut out);
+        assert_eq!(out, br#"plain,"a,""b""","""#);
     }
 }

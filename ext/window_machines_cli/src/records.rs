@@ -124,11 +124,9 @@ impl RecordWriter {
                     if index > 0 {
                         self.line.push(b',');
                     }
-                    match cell.as_deref() {
-                        // Null is an empty cell; an empty string is quoted.
-                        Some("") => self.line.extend_from_slice(br#""""#),
-                        Some(cell) => crate::csv_rows::write_cell(cell.as_bytes(), &mut self.line),
-                        None => {}
+                    // Null is an empty cell.
+                    if let Some(cell) = cell {
+                        crate::csv_rows::write_cell(cell.as_bytes(), &mut self.line);
                     }
                 }
                 self.line.push(b'\n');

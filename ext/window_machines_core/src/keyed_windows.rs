@@ -921,7 +921,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         let latest = self
             .keys
             .iter()
-            .filter_map(|(_, _, held)| held.parts().iter().map(|part| part.start).max())
+            .filter_map(|(_, _, held)| held.parts().last().map(|part| part.start))
             .max();
         self.clock
             .check_restored(self.len(), latest, self.late_count)?;
