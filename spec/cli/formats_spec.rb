@@ -74,7 +74,7 @@ RSpec.describe "window_machines input and output formats" do
     end
 
     {
-      99_999_999_999 => 1,
+      18_446_744_069 => 1,
       100_000_000_000 => 1_000,
       99_999_999_999_999 => 1_000,
       100_000_000_000_000 => 1_000_000,
@@ -87,13 +87,75 @@ RSpec.describe "window_machines input and output formats" do
     end
 
     {
-      "s" => 1, "seconds" => 1, "ms" => 1_000, "milliseconds" => 1_000, "us" => 1_000_000,
+      "ms" => 1_000, "milliseconds" => 1_000, "us" => 1_000_000,
       "microseconds" => 1_000_000, "ns" => 1_000_000_000, "nanoseconds" => 1_000_000_000
     }.each do |name, ticks|
       it "with --time-format #{name} reads epoch times in that unit whatever their size" do
         base = 1_700_000_000_000
         result = run_ok("sessions", "--gap", "1s", "--time-format", name, stdin: unit_probe(base, ticks))
         expect(result.stdout).to eq(probe_output(base, ticks))
+      end
+    end
+
+    %w[s seconds].each do |name|
+      it "with --time-format #{name} reads epoch times as seconds whatever their size, up to 2**64-1 nanoseconds" do
+        expect(run_ok("sessions", "--gap", "1s", "--time-format", name, stdin: unit_probe(1_000, 1)).stdout)
+          .to eq(probe_output(1_000, 1))
+        result = run_cli("sessions", "--gap", "1s", "--time-format", name, stdin: unit_probe(1_700_000_000_000, 1))
+        expect(result.exitstatus).to eq(1), result.describe
+        expect(result.stderr).to include(
+          %(-:1: time "1700000000000" is past 18446744073.709551615 seconds (2**64-1 nanoseconds))
+        )
+      end
+    end
+
+    it "refuses epoch seconds past 2**64-1 nanoseconds, as it refuses ISO times past them" do
+      result = run_cli("sessions", "--gap", "1s", stdin: %({"ts":99999999999}\n))
+      expect(result.exitstatus).to eq(1), result.describe
+      expect(result.stderr).to include(%(time "99999999999" is past 18446744073.709551615 seconds))
+    end
+
+    describe "epoch seconds with a fraction" do
+      it "reads up to nine decimal places, from a number or a string, and writes 3, 6 or 9 back as ISO does" do
+        input = %({"ts":1764500000.25}\n{"ts":"1764500000.617300"}\n{"ts":1764500001}\n{"ts":1764500009.000000001}\n)
+        expect(run_ok("sessions", "--gap", "1s", stdin: input).stdout).to eq(
+          %({"first":1764500000.250,"last":1764500001,"count":3}\n) +
+          %({"first":1764500009.000000001,"last":1764500009.000000001,"count":1}\n)
+        )
+      end
+
+      it "detects seconds from a first event that has no fraction and still reads later ones that do" do
+        input = %({"ts":1764500000}\n{"ts":1764500000.5}\n{"ts":1764500002}\n)
+        expect(run_ok("sessions", "--gap", "1s", stdin: input).stdout).to eq(
+          %({"first":1764500000,"last":1764500000.500,"count":2}\n{"first":1764500002,"last":1764500002,"count":1}\n)
+        )
+      end
+
+      it "takes durations finer than a second, and a bare number as seconds" do
+        input = %({"ts":1764500000.2}\n{"ts":1764500000.7}\n{"ts":1764500001.2}\n)
+        expect(run_ok("tumbling", "--size", "500ms", stdin: input).stdout).to eq(
+          %({"start":1764500000,"end":1764500000.500,"count":1}\n) +
+          %({"start":1764500000.500,"end":1764500001,"count":1}\n) +
+          %({"start":1764500001,"end":1764500001.500,"count":1}\n)
+        )
+        expect(run_ok("tumbling", "--size", "1", stdin: input).stdout).to eq(
+          %({"start":1764500000,"end":1764500001,"count":2}\n{"start":1764500001,"end":1764500002,"count":1}\n)
+        )
+      end
+
+      it "writes CSV times the same way" do
+        input = "ts,user\n1764500000.125,ana\n1764500000.5,ana\n"
+        result = run_ok("sessions", "--gap", "1s", "--key", "user", "--input-format", "csv",
+                        "--output-format", "csv", stdin: input)
+        expect(result.stdout).to eq("user,first,last,count\nana,1764500000.125,1764500000.500,2\n")
+      end
+
+      it "refuses more than nine decimal places, as finer than it holds" do
+        result = run_cli("sessions", "--gap", "1s", stdin: %({"ts":1764500000.1234567891}\n))
+        expect(result.exitstatus).to eq(1), result.describe
+        expect(result.stderr).to include(
+          %(-:1: time "1764500000.1234567891" has more than nine decimal places, finer than the nanoseconds held)
+        )
       end
     end
 

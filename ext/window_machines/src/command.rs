@@ -19,14 +19,15 @@ fn get<T: magnus::TryConvert>(ruby: &Ruby, options: RHash, name: &str) -> Result
     options.aref(ruby.to_symbol(name))
 }
 
-/// `[unit, amount]`: `"ns"` and nanoseconds, or `"ticks"` and ticks.
+/// `[unit, amount]`: `"ns"` and nanoseconds, or `"units"` and a bare
+/// number in the time field's unit.
 fn duration(ruby: &Ruby, options: RHash, name: &str) -> Result<Duration, Error> {
     let (unit, amount): (String, u128) = get(ruby, options, name)?;
     match unit.as_str() {
         "ns" => Ok(Duration::Nanos(amount)),
-        "ticks" => u64::try_from(amount)
-            .map(Duration::Ticks)
-            .map_err(|_| argument(ruby, format!("{name} is past 2**64-1 ticks"))),
+        "units" => u64::try_from(amount)
+            .map(Duration::Units)
+            .map_err(|_| argument(ruby, format!("{name} is past 2**64-1"))),
         _ => Err(argument(ruby, format!("{name}: unknown unit {unit:?}"))),
     }
 }

@@ -7,18 +7,19 @@ use window_machines_core::Kind;
 use crate::timestamps::TimeFormat;
 
 /// A length of time as written on the command line: with a unit, or a bare
-/// number of the time field's ticks.
+/// number in the time field's unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Duration {
     Nanos(u128),
-    Ticks(u64),
+    Units(u64),
 }
 
 impl Duration {
     /// In ticks of `format`; refused unless a whole number of them.
     pub fn ticks(self, format: TimeFormat, name: &str) -> Result<u64, String> {
+        let past = || format!("--{name} is past 2**64-1 {}", format.tick_name());
         match self {
-            Duration::Ticks(ticks) => Ok(ticks),
+            Duration::Units(units) => units.checked_mul(format.ticks_per_unit()).ok_or_else(past),
             Duration::Nanos(nanos) => {
                 let tick = u128::from(format.tick_nanos());
                 if nanos % tick != 0 {
@@ -27,8 +28,7 @@ impl Duration {
                         format.unit_name()
                     ));
                 }
-                u64::try_from(nanos / tick)
-                    .map_err(|_| format!("--{name} is past 2**64-1 {}", format.unit_name()))
+                u64::try_from(nanos / tick).map_err(|_| past())
             }
         }
     }

@@ -1,6 +1,7 @@
-//! Event times as they appear in files: epoch integers in a unit, or ISO
-//! 8601 / RFC 3339 text, read into ticks (the unit's, or nanoseconds for
-//! ISO) and written back in the same form.
+//! Event times as they appear in files: epoch numbers in a unit, or ISO
+//! 8601 / RFC 3339 text, read into ticks (the unit's; nanoseconds for epoch
+//! seconds, which may have a fraction, and for ISO) and written back in the
+//! same form.
 
 use std::io::Write;
 
@@ -9,6 +10,7 @@ use crate::values::write_u64;
 /// How the time field is written, and so what a tick is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeFormat {
+    /// Whole or with up to nine decimal places; held as nanoseconds.
     Seconds,
     Millis,
     Micros,
@@ -54,19 +56,30 @@ impl TimeFormat {
     #[must_use]
     pub fn tick_nanos(self) -> u64 {
         match self {
-            TimeFormat::Seconds => NANOS_PER_SECOND,
             TimeFormat::Millis => 1_000_000,
             TimeFormat::Micros => 1_000,
-            TimeFormat::Nanos | TimeFormat::Iso | TimeFormat::Clock => 1,
+            TimeFormat::Seconds | TimeFormat::Nanos | TimeFormat::Iso | TimeFormat::Clock => 1,
+        }
+    }
+
+    /// Ticks in one unit of the time field as written, the unit of a bare
+    /// number on the command line: a second of epoch seconds, a tick of
+    /// the others.
+    #[must_use]
+    pub fn ticks_per_unit(self) -> u64 {
+        match self {
+            TimeFormat::Seconds => NANOS_PER_SECOND,
+            _ => 1,
         }
     }
 
     /// Says what unit a time written as `text` (a JSON number, or the inside
     /// of a string) is in, as the first event's time decides it: text that
-    /// is not all digits is a time of day when it starts like one (`14:01`),
-    /// ISO otherwise; epoch values are told apart by magnitude.
-    /// A JSON `number` is always an epoch value, told by the digits of its
-    /// whole part (so that `1.5` is refused as not whole, not as not ISO).
+    /// is not digits (with a fraction or not) is a time of day when it
+    /// starts like one (`14:01`), ISO otherwise; epoch values are told apart
+    /// by the magnitude of their whole part. A JSON `number` is always an
+    /// epoch value (so that `1e3` is refused as not written in digits, not
+    /// as not ISO).
     #[must_use]
     pub fn detect(text: &[u8], number: bool) -> TimeFormat {
         if number {
@@ -81,10 +94,10 @@ impl TimeFormat {
         {
             return TimeFormat::Clock;
         }
-        if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
-            return TimeFormat::Iso;
+        match split_decimal(text) {
+            Some((whole, _)) => TimeFormat::by_magnitude(whole),
+            None => TimeFormat::Iso,
         }
-        TimeFormat::by_magnitude(text)
     }
 
     /// The epoch unit of a number with these whole digits.
@@ -98,12 +111,14 @@ impl TimeFormat {
         }
     }
 
-    /// Reads a time: for epoch formats `text` must be a whole number of
-    /// ticks, for ISO a timestamp with an offset.
+    /// Reads a time: for epoch seconds a number of them with at most nine
+    /// decimal places, for the other epoch formats a whole number of ticks,
+    /// for ISO a timestamp with an offset.
     pub fn parse(self, text: &[u8]) -> Result<u64, String> {
         match self {
             TimeFormat::Iso => parse_iso(text),
             TimeFormat::Clock => parse_clock(text),
+            TimeFormat::Seconds => parse_seconds(text),
             _ => parse_ticks(text, self.unit_name()),
         }
     }
@@ -125,20 +140,29 @@ impl TimeFormat {
                     out.push(b'"');
                 }
             }
-            _ => {
-                write_u64(ticks, out);
-            }
+            TimeFormat::Seconds => write_seconds(ticks, out),
+            _ => write_u64(ticks, out),
+        }
+    }
+
+    /// The unit the time field is written in, for messages.
+    #[must_use]
+    pub fn unit_name(self) -> &'static str {
+        match self {
+            TimeFormat::Seconds => "seconds",
+            _ => self.tick_name(),
         }
     }
 
     /// What one tick is, for messages.
     #[must_use]
-    pub fn unit_name(self) -> &'static str {
+    pub fn tick_name(self) -> &'static str {
         match self {
-            TimeFormat::Seconds => "seconds",
             TimeFormat::Millis => "milliseconds",
             TimeFormat::Micros => "microseconds",
-            TimeFormat::Nanos | TimeFormat::Iso | TimeFormat::Clock => "nanoseconds",
+            TimeFormat::Seconds | TimeFormat::Nanos | TimeFormat::Iso | TimeFormat::Clock => {
+                "nanoseconds"
+            }
         }
     }
 }
@@ -152,28 +176,79 @@ impl std::fmt::Display for Shown<'_> {
     }
 }
 
+/// `text` without a minus sign that only makes a zero negative (-0 is 0,
+/// as JSON.parse reads it); refused when the minus makes it below 0.
+fn unsigned<'a>(text: &'a [u8], shown: &Shown, unit: &str) -> Result<&'a [u8], String> {
+    let Some(number) = text.strip_prefix(b"-") else {
+        return Ok(text);
+    };
+    match split_decimal(number) {
+        Some((whole, fraction)) if whole.iter().chain(fraction).all(|digit| *digit == b'0') => {
+            Ok(number)
+        }
+        Some(_) => Err(format!("time {shown} is before 1970 (below 0 {unit})")),
+        None => Ok(text),
+    }
+}
+
+/// Digits, and the digits after a decimal point if there is one; `None`
+/// unless `text` is written that way (`12`, `12.5`; not `12.`, `.5`, `1e3`).
+fn split_decimal(text: &[u8]) -> Option<(&[u8], &[u8])> {
+    let is_digits = |part: &[u8]| !part.is_empty() && part.iter().all(u8::is_ascii_digit);
+    let (whole, fraction) = match text.iter().position(|&byte| byte == b'.') {
+        Some(point) => (&text[..point], Some(&text[point + 1..])),
+        None => (text, None),
+    };
+    if !is_digits(whole) || fraction.is_some_and(|fraction| !is_digits(fraction)) {
+        return None;
+    }
+    Some((whole, fraction.unwrap_or_default()))
+}
+
+fn digits_value(digits: &[u8]) -> Option<u64> {
+    digits.iter().try_fold(0_u64, |sum, digit| {
+        sum.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
+    })
+}
+
 fn parse_ticks(text: &[u8], unit: &str) -> Result<u64, String> {
     let shown = Shown(text);
-    let text = match text.strip_prefix(b"-") {
-        Some(digits) if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) => {
-            // -0 is 0, as JSON.parse reads it.
-            if digits.iter().any(|digit| *digit != b'0') {
-                return Err(format!("time {shown} is before 1970 (below 0 {unit})"));
-            }
-            digits
-        }
-        _ => text,
-    };
+    let text = unsigned(text, &shown, unit)?;
     if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
         return Err(format!(
             "time {shown} is not a whole number of {unit} written in digits"
         ));
     }
-    text.iter()
-        .try_fold(0_u64, |sum, digit| {
-            sum.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
+    digits_value(text).ok_or_else(|| format!("time {shown} is past 2**64-1 {unit}"))
+}
+
+/// Epoch seconds, whole or with up to nine decimal places, in nanoseconds.
+fn parse_seconds(text: &[u8]) -> Result<u64, String> {
+    const NANO_DIGITS: usize = 9;
+    let shown = Shown(text);
+    let (whole, fraction) = split_decimal(unsigned(text, &shown, "seconds")?).ok_or_else(|| {
+        format!("time {shown} is not a number of seconds written in digits (like 1764500000.25)")
+    })?;
+    if fraction.len() > NANO_DIGITS {
+        return Err(format!(
+            "time {shown} has more than nine decimal places, finer than the nanoseconds held"
+        ));
+    }
+    let mut nanos = [b'0'; NANO_DIGITS];
+    nanos[..fraction.len()].copy_from_slice(fraction);
+    digits_value(whole)
+        .and_then(|seconds| seconds.checked_mul(NANOS_PER_SECOND))
+        .zip(digits_value(&nanos))
+        .and_then(|(seconds, nanos)| seconds.checked_add(nanos))
+        .ok_or_else(|| {
+            format!("time {shown} is past 18446744073.709551615 seconds (2**64-1 nanoseconds)")
         })
-        .ok_or_else(|| format!("time {shown} is past 2**64-1 {unit}"))
+}
+
+/// Nanoseconds as epoch seconds, with a fraction as ISO times have one.
+fn write_seconds(nanos: u64, out: &mut Vec<u8>) {
+    write_u64(nanos / NANOS_PER_SECOND, out);
+    write_fraction(nanos % NANOS_PER_SECOND, out);
 }
 
 /// Days from 1970-01-01 to a civil date (Howard Hinnant's algorithm).
@@ -536,10 +611,58 @@ mod tests {
         assert!(parse_ticks(b"-", "s")
             .unwrap_err()
             .contains("not a whole number"));
-        assert!(parse_ticks(b"1000.0", "seconds")
+        assert!(parse_ticks(b"1000.0", "milliseconds")
             .unwrap_err()
-            .ends_with("is not a whole number of seconds written in digits"));
-        assert!(parse_ticks(b"1.5", "s").is_err());
-        assert!(parse_ticks(b"1e3", "s").is_err());
+            .ends_with("is not a whole number of milliseconds written in digits"));
+        assert!(parse_ticks(b"1.5", "ms").is_err());
+        assert!(parse_ticks(b"1e3", "ms").is_err());
+    }
+
+    #[test]
+    fn epoch_seconds_may_have_a_fraction() {
+        let second = NANOS_PER_SECOND;
+        assert_eq!(parse_seconds(b"1764500000"), Ok(1_764_500_000 * second));
+        assert_eq!(
+            parse_seconds(b"1764500000.25"),
+            Ok(1_764_500_000 * second + 250_000_000)
+        );
+        assert_eq!(parse_seconds(b"0.000000001"), Ok(1));
+        assert_eq!(parse_seconds(b"18446744073.709551615"), Ok(u64::MAX));
+        assert_eq!(parse_seconds(b"-0.0"), Ok(0));
+        for (text, reason) in [
+            (
+                "18446744073.709551616",
+                "past 18446744073.709551615 seconds",
+            ),
+            ("18446744074", "past 18446744073.709551615 seconds"),
+            ("1.0000000001", "more than nine decimal places"),
+            ("-0.5", "before 1970"),
+            ("1.", "not a number of seconds"),
+            (".5", "not a number of seconds"),
+            ("1e3", "not a number of seconds"),
+            ("1.2.3", "not a number of seconds"),
+            ("", "not a number of seconds"),
+        ] {
+            let refused = parse_seconds(text.as_bytes()).unwrap_err();
+            assert!(refused.contains(reason), "{text}: {refused}");
+        }
+        for (nanos, written) in [
+            (1_764_500_000 * second, "1764500000"),
+            (1_764_500_000 * second + 250_000_000, "1764500000.250"),
+            (1_500, "0.000001500"),
+        ] {
+            let mut out = Vec::new();
+            TimeFormat::Seconds.write(nanos, false, &mut out);
+            assert_eq!(out, written.as_bytes());
+        }
+        assert_eq!(
+            TimeFormat::detect(b"1764500000.617300", false),
+            TimeFormat::Seconds
+        );
+        assert_eq!(
+            TimeFormat::detect(b"1764500000617.5", false),
+            TimeFormat::Millis
+        );
+        assert_eq!(TimeFormat::detect(b"1764500000.", false), TimeFormat::Iso);
     }
 }

@@ -26,7 +26,7 @@ module WindowMachines
         "iso8601" => "iso", "rfc3339" => "iso", "clock" => "clock"
       }.freeze
       # A length of zero, for the ones not given.
-      NO_TIME = ["ticks", 0].freeze
+      NO_TIME = ["units", 0].freeze
 
       # @return [Boolean] whether `--help` was asked for
       attr_reader :help
@@ -86,10 +86,12 @@ module WindowMachines
           output_options(parser)
           parser.separator ""
           parser.separator <<~NOTES
-            Durations: 500ms, 30s, 30m, 2h, 1d, or a bare number of the time field's ticks.
-            Times: epoch seconds, milliseconds, microseconds or nanoseconds, ISO 8601 with an
-            offset, or a time of day (14:01) for one day's log; detected from the first event
-            unless --time-format says. Results keep the input's form (ISO in UTC).
+            Durations: 500ms, 30s, 30m, 2h, 1d, or a bare number in the time field's unit
+            (seconds for epoch seconds, nanoseconds for ISO times and times of day).
+            Times: epoch seconds (with up to nine decimal places), milliseconds, microseconds
+            or nanoseconds, ISO 8601 with an offset, or a time of day (14:01) for one day's log;
+            detected from the first event unless --time-format says. Results keep the input's
+            form (ISO in UTC).
             --state: a run stopped by a signal, a crash or bad input resumes where its last
             checkpoint (taken about every second) left off when started again with the same
             options. Into an --output file the result is exactly an uninterrupted run's output;
