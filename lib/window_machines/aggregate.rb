@@ -15,6 +15,15 @@ module WindowMachines
   #   aggregate = { views: WindowMachines::Aggregate::Count.new,
   #                 spent: WindowMachines::Aggregate::Sum.new(:amount) }
   module Aggregate
+    # A Hash result from `template` (each name to its index) and the values
+    # by index: `transform_values` copies the template's table, so no name's
+    # `hash` or `eql?` runs while a window is being handed over.
+    # @param template [Hash{Object => Integer}]
+    # @param values [Array]
+    # @return [Hash]
+    # @!visibility private
+    def self.named_results(template, values) = template.transform_values { |index| values.fetch(index) }
+
     # The built-ins' common part: a field to read, and the kind the
     # extension runs.
     class Builtin

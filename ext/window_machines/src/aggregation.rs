@@ -15,6 +15,7 @@ use window_machines_core::{
 };
 
 use crate::errors::{invalid_argument, shown, wrong_type};
+use crate::hash_key::in_hash_without_ruby;
 pub use crate::held::Keep;
 
 pub type Held = Opaque<Value>;
@@ -35,6 +36,10 @@ pub struct RubyAggregation {
     given: Vec<Given>,
     /// The names of a Hash `aggregate:`, in order; `None` for one aggregator.
     names: Option<Vec<Held>>,
+    /// For names a Hash finds by running Ruby code (their `hash`, `eql?`):
+    /// a Hash of each name to its index, made here, from which results are
+    /// copied (see [`RubyAggregation::result`]).
+    template: Option<Held>,
     /// The `aggregate:` argument as given.
     argument: Option<Held>,
 }
@@ -116,25 +121,35 @@ impl RubyAggregation {
             }
             let mut names = Vec::new();
             let pairs: RArray = hash.funcall("to_a", ())?;
-            for pair in pairs.into_iter() {
+            let template = ruby.hash_new();
+            let mut found_without_ruby = true;
+            for (index, pair) in pairs.into_iter().enumerate() {
                 let pair = RArray::try_convert(pair)?;
                 let (name, object): (Value, Value) = (pair.entry(0)?, pair.entry(1)?);
                 let (part, one) = read(object)?;
                 parts.push(part);
                 given.push(one);
                 names.push(Held::from(name));
+                found_without_ruby &= in_hash_without_ruby(ruby, name);
+                template.aset(name, index)?;
             }
-            Some(names)
+            template.freeze();
+            Some((
+                names,
+                (!found_without_ruby).then(|| Held::from(template.as_value())),
+            ))
         } else {
             let (part, one) = read(argument)?;
             parts.push(part);
             given.push(one);
             None
         };
+        let (names, template) = names.unzip();
         Ok(RubyAggregation {
             core: Aggregation::new(parts),
             given,
             names,
+            template: template.flatten(),
             argument: Some(argument.into()),
         })
     }
@@ -145,6 +160,7 @@ impl RubyAggregation {
             core: Aggregation::new(Vec::new()),
             given: Vec::new(),
             names: None,
+            template: None,
             argument: None,
         }
     }
@@ -177,6 +193,7 @@ impl RubyAggregation {
         for name in self.names.iter().flatten() {
             f(*name);
         }
+        self.template.into_iter().for_each(f);
     }
 
     /// Whether an event's inputs are read with no Ruby code: no custom
@@ -262,20 +279,33 @@ impl RubyAggregation {
     }
 
     /// A window's (or session's) result: the one aggregator's value, or a
-    /// Hash of them by name.
+    /// Hash of them by name. The window has left the tracker by now, so no
+    /// name's `hash` or `eql?` may run here: raising, it would lose the
+    /// window. Names a Hash finds without Ruby code go in directly; others
+    /// are copied with the template, which `transform_values` does without
+    /// hashing them again.
     pub fn result(&self, ruby: &Ruby, accs: &Accumulators<Held>) -> Result<Value, Error> {
-        match &self.names {
-            None => accs
+        let Some(names) = &self.names else {
+            return accs
                 .first()
-                .map_or(Ok(ruby.qnil().as_value()), |acc| acc_value(ruby, acc)),
-            Some(names) => {
-                let hash = ruby.hash_new();
-                for (name, acc) in names.iter().zip(accs) {
-                    hash.aset(ruby.get_inner(*name), acc_value(ruby, acc)?)?;
-                }
-                Ok(hash.as_value())
+                .map_or(Ok(ruby.qnil().as_value()), |acc| acc_value(ruby, acc));
+        };
+        if let Some(template) = self.template {
+            let values = ruby.ary_new_capa(accs.len());
+            for acc in accs {
+                values.push(acc_value(ruby, acc)?)?;
             }
+            return ruby
+                .class_object()
+                .const_get::<_, RModule>("WindowMachines")?
+                .const_get::<_, RModule>("Aggregate")?
+                .funcall("named_results", (ruby.get_inner(template), values));
         }
+        let hash = ruby.hash_new();
+        for (name, acc) in names.iter().zip(accs) {
+            hash.aset(ruby.get_inner(*name), acc_value(ruby, acc)?)?;
+        }
+        Ok(hash.as_value())
     }
 
     /// The Ruby side of the core's steps, for this aggregation.

@@ -123,6 +123,12 @@ pub fn same_key_without_ruby(ruby: &Ruby, key: Value, held: Value) -> Option<boo
     None
 }
 
+/// Whether a Hash stores and finds `key` with no Ruby code run: an
+/// immediate, or a plain String (which compares to another by its bytes).
+pub fn in_hash_without_ruby(ruby: &Ruby, key: Value) -> bool {
+    matches!(kind_of(key), Kind::Immediate) || is_plain_string(ruby, key)
+}
+
 /// A String whose class is String itself, with no singleton class.
 fn is_plain_string(ruby: &Ruby, value: Value) -> bool {
     matches!(kind_of(value), Kind::String) && value.class().as_raw() == ruby.class_string().as_raw()
