@@ -23,6 +23,7 @@ module WindowMachines
     # @return [Hash]
     # @!visibility private
     def self.named_results(template, values) = template.transform_values { |index| values.fetch(index) }
+    private_class_method :named_results
 
     # The built-ins' common part: a field to read, and the kind the
     # extension runs.

@@ -140,6 +140,19 @@ RSpec.describe "window_machines against hostile input" do
       expect(result.stderr).to include("no_time.csv:2: the header has no time column \"ts\"")
     end
 
+    {
+      "--key" => [%w[--key user], "user"],
+      "--agg" => [%w[--key k --agg count,sum:amout], "amout"]
+    }.each do |option, (arguments, column)|
+      it "refuses a header without a column #{option} names, rather than read it as null throughout" do
+        input = write("typo.csv", "ts,k,amount\n1,a,5\n")
+        result = run_cli("sessions", "--gap", "10", *arguments, input)
+        expect(result.exitstatus).to eq(1), result.describe
+        expect(result.stderr).to include(%(typo.csv:1: the header has no column "#{column}" for #{option}))
+        expect(result.stdout).to eq("")
+      end
+    end
+
     it "writes each input's header above its late rows" do
       first = write("one.csv", "ts,k\n10,a\n1,b\n")
       second = write("two.csv", "k,ts,extra\nc,2,x\n")

@@ -103,19 +103,23 @@ RSpec.describe "window_machines --state" do
     end
 
     {
-      "another --gap" => %w[sessions --quiet --gap 11 --lag 5 --key user --agg count,sum:amount,collect:amount],
-      "another --lag" => %w[sessions --quiet --gap 10 --lag 6 --key user --agg count,sum:amount,collect:amount],
-      "another --agg" => %w[sessions --quiet --gap 10 --lag 5 --key user --agg count],
-      "another --key" => %w[sessions --quiet --gap 10 --lag 5 --agg count,sum:amount,collect:amount],
-      "another subcommand" => %w[tumbling --quiet --size 10 --lag 5 --key user --agg count,sum:amount,collect:amount]
-    }.each do |what, other_options|
-      it "refuses a state written with #{what}: exit 2, leaving the state and the output as they were" do
+      "another --gap" => [%w[sessions --quiet --gap 11 --lag 5 --key user --agg count,sum:amount,collect:amount],
+                          "--gap"],
+      "another --lag" => [%w[sessions --quiet --gap 10 --lag 6 --key user --agg count,sum:amount,collect:amount],
+                          "--lag"],
+      "another --agg" => [%w[sessions --quiet --gap 10 --lag 5 --key user --agg count], "--agg"],
+      "another --key" => [%w[sessions --quiet --gap 10 --lag 5 --agg count,sum:amount,collect:amount], "--key"],
+      "another subcommand" => [%w[tumbling --quiet --size 10 --lag 5 --key user --agg count,sum:amount,collect:amount],
+                               "the subcommand, --gap, --size, --advance"]
+    }.each do |what, (other_options, named)|
+      it "refuses a state written with #{what}, naming what differs: exit 2, leaving the state and the output as they were" do
         run, input, = stopped_run
         File.write(input, good_lines.join)
         state = run.read(:state)
         output = run.read(:output)
         result = run_cli(*other_options, *file_args(run), input)
         expect(result.exitstatus).to eq(2), result.describe
+        expect(result.stderr).to include("was written by a run with other options (this one differs in: #{named});")
         expect(run.read(:state)).to eq(state)
         expect(run.read(:output)).to eq(output)
       end

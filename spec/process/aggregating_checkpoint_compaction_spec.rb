@@ -17,5 +17,10 @@ RSpec.describe "Aggregating checkpoints and copies under compaction" do
         expect(@results.fetch(kind).fetch(copy)).to be(true)
       end
     end
+
+    it "#{kind}: built while an aggregator's respond_to? and a name's hash compact the heap, " \
+       "hands over what one built without does" do
+      expect(@results.fetch(:construction).fetch(kind)).to be(true)
+    end
   end
 end

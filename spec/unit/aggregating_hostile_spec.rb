@@ -276,4 +276,68 @@ RSpec.describe "Aggregating windows and hostile user code" do
         .to raise_error(RuntimeError, "hash of views")
     end
   end
+
+  describe "user code that freezes the tracker while initialize or marshal_load rebuilds it" do
+    # A name's hash runs while the new state is built; a tracker frozen
+    # meanwhile must not change.
+    let(:freezer) do
+      Class.new do
+        attr_accessor :target
+
+        def hash
+          target&.freeze
+          7
+        end
+
+        def eql?(other) = equal?(other)
+      end
+    end
+
+    def filled
+      tracker = WindowMachines::TumblingWindows.new(10, aggregate: { views: WindowMachines::Aggregate::Count.new })
+      tracker.add("ana", 1)
+      tracker
+    end
+
+    def unchanged?(tracker)
+      tracker.frozen? && tracker.window_size == 10 && tracker.aggregate.keys == [:views] &&
+        tracker.dup.flush.to_a == [["ana", 0, 10, { views: 1 }]]
+    end
+
+    it "refuses initialize with FrozenError, the tracker as it was" do
+      tracker = filled
+      name = freezer.new
+      names = { views: aggregate::Count.new, name => aggregate::Count.new }
+      name.target = tracker
+      expect { tracker.send(:initialize, 99, aggregate: names) }.to raise_error(FrozenError)
+      expect(unchanged?(tracker)).to be(true)
+    end
+
+    it "refuses marshal_load with FrozenError, the tracker as it was" do
+      name = freezer.new
+      source = WindowMachines::TumblingWindows.new(50, aggregate: { views: aggregate::Count.new, name => aggregate::Count.new })
+      source.add("ben", 2)
+      checkpoint = source.marshal_dump
+      tracker = filled
+      name.target = tracker
+      expect { tracker.marshal_load(checkpoint) }.to raise_error(FrozenError)
+      expect(unchanged?(tracker)).to be(true)
+    end
+  end
+
+  describe "the aggregate: Hash" do
+    it "is kept as a frozen copy, so changing the caller's Hash changes neither results nor checkpoints" do
+      names = { views: aggregate::Count.new, spent: aggregate::Sum.new(:amount) }
+      tracker = WindowMachines::TumblingWindows.new(10, aggregate: names)
+      names.delete(:views)
+      names[:other] = aggregate::Max.new(:amount)
+      tracker.add("ana", 1, { amount: 5 })
+      expect(tracker.aggregate).to eq({ views: aggregate::Count.new, spent: aggregate::Sum.new(:amount) }).and be_frozen
+      expect(Marshal.load(Marshal.dump(tracker)).flush.to_a).to eq([["ana", 0, 10, { views: 1, spent: 5 }]])
+    end
+
+    it "keeps its result-building helper private" do
+      expect(WindowMachines::Aggregate).not_to respond_to(:named_results)
+    end
+  end
 end

@@ -5,8 +5,10 @@
 use std::cmp::Ordering;
 
 use magnus::{
-    prelude::*, rb_sys::AsRawValue, value::Opaque, Error, Float, Integer, RArray, RHash, RModule,
-    Ruby, Symbol, Value,
+    prelude::*,
+    rb_sys::{AsRawValue, FromRawValue},
+    value::Opaque,
+    Error, Float, Integer, RArray, RHash, RModule, Ruby, Symbol, Value,
 };
 use rb_sys::{FIX2LONG, FIXNUM_P};
 use window_machines_core::{
@@ -48,12 +50,17 @@ impl RubyAggregation {
     /// Reads `aggregate:`. `needs_merge`: whether the class merges
     /// accumulators, so custom aggregators must define `merge`.
     pub fn new(ruby: &Ruby, argument: Value, needs_merge: bool) -> Result<Self, Error> {
+        // User code runs while the objects are read (an aggregator's
+        // `respond_to?`, a name's `hash`) and may compact the heap: each
+        // object is pinned before it is kept in Rust memory, until the
+        // tracker holds them.
+        let mut kept = Keep::ready(ruby);
         let builtin: Value = ruby
             .class_object()
             .const_get::<_, RModule>("WindowMachines")?
             .const_get::<_, RModule>("Aggregate")?
             .const_get("Builtin")?;
-        let read = |object: Value| -> Result<(Part, Given), Error> {
+        let read = |object: Value, kept: &mut Keep| -> Result<(Part, Given), Error> {
             if object.is_kind_of(magnus::RClass::from_value(builtin).ok_or_else(|| {
                 invalid_argument(
                     ruby,
@@ -65,6 +72,7 @@ impl RubyAggregation {
                     invalid_argument(ruby, format!("unknown aggregator {}", shown(object)))
                 })?;
                 let field: Value = object.funcall("field", ())?;
+                kept.push(ruby, field)?;
                 let field = (!field.is_nil()).then(|| Held::from(field));
                 let part = Part {
                     kind,
@@ -120,18 +128,23 @@ impl RubyAggregation {
                 ));
             }
             let mut names = Vec::new();
-            let pairs: RArray = hash.funcall("to_a", ())?;
+            // A copy of its own, emptied below.
+            let pairs = RArray::try_convert(hash.funcall("to_a", ())?)?.dup();
             let template = ruby.hash_new();
             let mut found_without_ruby = true;
-            for (index, pair) in pairs.into_iter().enumerate() {
-                let pair = RArray::try_convert(pair)?;
+            // Each pair taken off the front when its turn comes (compaction
+            // updates `pairs`, not a copy of it).
+            while !pairs.is_empty() {
+                let pair = RArray::try_convert(pairs.shift()?)?;
                 let (name, object): (Value, Value) = (pair.entry(0)?, pair.entry(1)?);
-                let (part, one) = read(object)?;
+                kept.push(ruby, name)?;
+                kept.push(ruby, object)?;
+                let (part, one) = read(object, &mut kept)?;
                 parts.push(part);
                 given.push(one);
-                names.push(Held::from(name));
                 found_without_ruby &= in_hash_without_ruby(ruby, name);
-                template.aset(name, index)?;
+                template.aset(name, names.len())?;
+                names.push(Held::from(name));
             }
             template.freeze();
             Some((
@@ -139,12 +152,26 @@ impl RubyAggregation {
                 (!found_without_ruby).then(|| Held::from(template.as_value())),
             ))
         } else {
-            let (part, one) = read(argument)?;
+            let (part, one) = read(argument, &mut kept)?;
             parts.push(part);
             given.push(one);
             None
         };
         let (names, template) = names.unzip();
+        // What `aggregate` and checkpoints give back: a Hash is copied and
+        // frozen, so that one changed after construction does not change
+        // what a checkpoint says the aggregators are.
+        let argument = match RHash::from_value(argument) {
+            Some(hash) => {
+                // SAFETY: `hash` is a live Hash (an argument of the running
+                // call); rb_hash_dup copies its table and flags without
+                // running Ruby code, and returns a new live Hash.
+                let copy = unsafe { Value::from_raw(rb_sys::rb_hash_dup(hash.as_raw())) };
+                copy.freeze();
+                copy
+            }
+            None => argument,
+        };
         Ok(RubyAggregation {
             core: Aggregation::new(parts),
             given,

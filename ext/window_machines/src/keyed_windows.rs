@@ -17,7 +17,7 @@ use crate::convert::to_u64;
 use crate::errors::{invalid_argument, OrRaise};
 use crate::guard::Guard;
 use crate::receiver::{define_class, unfrozen};
-use crate::restore::Stateful;
+use crate::restore;
 
 type Tracker = KeyedWindows<Held, Held>;
 
@@ -82,7 +82,7 @@ impl Shaped for RbKeyedWindows {
 
 impl RbKeyedWindows {
     fn initialize(ruby: &Ruby, rb_self: Value, args: &[Value]) -> Result<(), Error> {
-        let this = unfrozen::<Self>(ruby, rb_self)?;
+        unfrozen::<Self>(ruby, rb_self)?;
         let args = scan_args::<(Value, Value), (), (), (), RHash, ()>(args)?;
         type Optional = (Option<Value>, Option<Value>, Option<Value>, Option<Value>);
         let kwargs = get_kwargs::<_, (Value,), Optional, ()>(
@@ -104,7 +104,7 @@ impl RbKeyedWindows {
             EventClock::new(mode, Trail::Windows, grace, None),
             aggregation.core().clone(),
         );
-        this.put_state(ruby, rb_self, State::new(tracker, aggregation, on_late))
+        restore::replace::<Self>(ruby, rb_self, State::new(tracker, aggregation, on_late))
     }
 
     fn shape(ruby: &Ruby, rb_self: Value) -> Result<Shape, Error> {

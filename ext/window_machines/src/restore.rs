@@ -30,6 +30,14 @@ pub trait Stateful: TypedData + Default {
     fn restore(ruby: &Ruby, fresh: Obj<Self>, checkpoint: Value) -> Result<(), Error>;
 }
 
+/// Moves `state` into `owner`, the last step of `initialize`, `dup` and
+/// `marshal_load`: checked for a freeze again here, since user code run
+/// while the state was made (a key's `hash`, an aggregator's
+/// `respond_to?`) may have frozen `owner`, which then must not change.
+pub fn replace<T: Stateful>(ruby: &Ruby, owner: Value, state: T::State) -> Result<(), Error> {
+    unfrozen::<T>(ruby, owner)?.put_state(ruby, owner, state)
+}
+
 /// `Class.from_h(checkpoint)`.
 pub fn from_h<T: Stateful>(ruby: &Ruby, class: RClass, checkpoint: Value) -> Result<Obj<T>, Error> {
     let fresh = ruby.obj_wrap_as(T::default(), class);
@@ -44,10 +52,10 @@ pub fn marshal_load<T: Stateful>(
     rb_self: Value,
     checkpoint: Value,
 ) -> Result<(), Error> {
-    let this = unfrozen::<T>(ruby, rb_self)?;
+    unfrozen::<T>(ruby, rb_self)?;
     let fresh = from_h::<T>(ruby, T::class(ruby), checkpoint)?;
     let state = fresh.take_state(ruby)?;
-    this.put_state(ruby, rb_self, state)
+    replace::<T>(ruby, rb_self, state)
 }
 
 /// `#initialize_copy(other)`, behind `dup` and `clone`.
@@ -56,7 +64,7 @@ pub fn initialize_copy<T: Stateful>(
     rb_self: Value,
     other: Value,
 ) -> Result<(), Error> {
-    let this = unfrozen::<T>(ruby, rb_self)?;
+    unfrozen::<T>(ruby, rb_self)?;
     let state = unwrap::<T>(ruby, other)?.copy_state(ruby)?;
-    this.put_state(ruby, rb_self, state)
+    replace::<T>(ruby, rb_self, state)
 }

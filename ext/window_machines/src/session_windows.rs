@@ -17,7 +17,7 @@ use crate::convert::to_u64;
 use crate::errors::{invalid_argument, OrRaise};
 use crate::guard::Guard;
 use crate::receiver::{define_class, unfrozen};
-use crate::restore::Stateful;
+use crate::restore;
 
 type Tracker = SessionWindows<Held, Held>;
 
@@ -84,7 +84,7 @@ impl Shaped for RbSessionWindows {
 
 impl RbSessionWindows {
     fn initialize(ruby: &Ruby, rb_self: Value, args: &[Value]) -> Result<(), Error> {
-        let this = unfrozen::<Self>(ruby, rb_self)?;
+        unfrozen::<Self>(ruby, rb_self)?;
         let args = scan_args::<(Value,), (), (), (), RHash, ()>(args)?;
         type Optional = (Option<Value>, Option<Value>, Option<Value>, Option<Value>);
         let kwargs = get_kwargs::<_, (Value,), Optional, ()>(
@@ -108,7 +108,7 @@ impl RbSessionWindows {
         let aggregation = RubyAggregation::new(ruby, kwargs.required.0, true)?;
         let tracker = SessionWindows::new(gap, max_sessions, clock, aggregation.core().clone())
             .or_raise(ruby)?;
-        this.put_state(ruby, rb_self, State::new(tracker, aggregation, on_late))
+        restore::replace::<Self>(ruby, rb_self, State::new(tracker, aggregation, on_late))
     }
 
     fn gap(ruby: &Ruby, rb_self: Value) -> Result<u64, Error> {

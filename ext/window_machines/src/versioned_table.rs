@@ -200,7 +200,7 @@ fn optional_timestamp(ruby: &Ruby, timestamp: Option<Value>) -> Result<Option<u6
 
 impl RbVersionedTable {
     fn initialize(ruby: &Ruby, rb_self: Value, args: &[Value]) -> Result<(), Error> {
-        let this = unfrozen::<Self>(ruby, rb_self)?;
+        unfrozen::<Self>(ruby, rb_self)?;
         let args = scan_args::<(Value,), (), (), (), RHash, ()>(args)?;
         let kwargs = get_kwargs::<_, (), (Option<Value>,), ()>(args.keywords, &[], &["on_late"])?;
         let retention = to_u64(ruby, "history_retention", args.required.0)?;
@@ -209,7 +209,7 @@ impl RbVersionedTable {
             table: Table::new(retention),
             on_late,
         };
-        this.put_state(ruby, rb_self, state)
+        restore::replace::<Self>(ruby, rb_self, state)
     }
 
     /// Puts `value` (a tombstone for `None`) under `key` at `timestamp`,

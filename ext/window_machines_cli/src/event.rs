@@ -2,6 +2,7 @@
 //! each aggregator's input.
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 
 use window_machines_core::{Input, Inputs, Kind};
 
@@ -64,14 +65,17 @@ impl EventReader {
         }
     }
 
-    /// Starts a CSV file: `header` names its columns.
+    /// Starts a CSV file: `header` names its columns, which must include
+    /// every field asked for (a misspelt one would read as null throughout).
     pub fn csv_header(&mut self, header: &[u8]) -> Result<(), String> {
         let columns = Columns::from_header(header, &self.fields)?;
-        if !columns.has(self.key_count) {
-            return Err(format!(
-                "the header has no time column {:?}",
-                self.time_field
-            ));
+        if let Some(missing) = (0..self.fields.len()).find(|&field| !columns.has(field)) {
+            let name = &self.fields[missing];
+            return Err(match missing.cmp(&self.key_count) {
+                Ordering::Less => format!("the header has no column {name:?} for --key"),
+                Ordering::Equal => format!("the header has no time column {name:?}"),
+                Ordering::Greater => format!("the header has no column {name:?} for --agg"),
+            });
         }
         self.columns = Some(columns);
         Ok(())

@@ -216,10 +216,10 @@ where
         if let Some(saved) = &saved {
             if saved.fingerprint != job.fingerprint {
                 return Err(Failure::Usage(format!(
-                    "the state file {} was written by a run with other options ({}); \
-                     remove it to start over",
+                    "the state file {} was written by a run with other options (this one differs \
+                     in: {}); run with the options it was written with, or remove it to start over",
                     job.state_path().unwrap_or(Path::new("")).display(),
-                    saved.fingerprint
+                    resume::options_changed(&saved.fingerprint, &job.fingerprint).join(", ")
                 )));
             }
         }

@@ -25,6 +25,14 @@ module WindowMachines
         "microseconds" => "us", "ns" => "ns", "nanoseconds" => "ns", "iso" => "iso",
         "iso8601" => "iso", "rfc3339" => "iso", "clock" => "clock"
       }.freeze
+      # The options a resumed run must be given as the stopped one was (the
+      # others only say where to write, or whether to skip bad lines), each
+      # by its name in messages.
+      RESUMED_WITH = {
+        windows: "the subcommand", keys: "--key", time: "--time", time_format: "--time-format", lag: "--lag",
+        aggregates: "--agg", grace: "--grace", offset: "--offset", gap: "--gap", size: "--size",
+        advance: "--advance", sources: "the input files", output: "--output", output_format: "--output-format"
+      }.freeze
       # A length of zero, for the ones not given.
       NO_TIME = ["units", 0].freeze
 
@@ -141,7 +149,8 @@ module WindowMachines
           @formats[:input] = format
         end
         parser.on("--skip-bad", "Count and skip bad lines instead of stopping") { @job[:skip_bad] = true }
-        parser.on("--bad FILE", "Write bad lines there (with --skip-bad)") { |path| @job[:bad] = lines_file(path) }
+        parser.on("--bad FILE", "Write the bad lines --skip-bad skips there (given now, or when a run",
+                  "stopped by one resumes)") { |path| @job[:bad] = lines_file(path) }
         parser.on("--late FILE", "Write late events' lines there") { |path| @job[:late] = lines_file(path) }
       end
 
@@ -293,9 +302,11 @@ module WindowMachines
         raise OptionParser::InvalidArgument, "two columns named #{repeated.join(", ")}" unless repeated.empty?
       end
 
-      # What a resumed run must share with the run that saved its state.
+      # What a resumed run must share with the run that saved its state: a
+      # line per option, under the name the command line gives it, so that
+      # a refused resume can say which differ.
       def fingerprint
-        JSON.generate(@job.except(:skip_bad, :bad, :late, :state, :state_scratch, :progress))
+        RESUMED_WITH.map { |name, shown| "#{shown}=#{JSON.generate(@job.fetch(name))}" }.join("\n")
       end
     end
   end

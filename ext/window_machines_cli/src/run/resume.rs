@@ -12,6 +12,34 @@ use crate::state::{self, Saved, Tracked};
 use crate::timestamps::TimeFormat;
 use crate::values::Value;
 
+/// The options a run was given otherwise than another, by name: each
+/// fingerprint holds a line per option, `name=value`.
+pub(super) fn options_changed<'a>(saved: &'a str, now: &'a str) -> Vec<&'a str> {
+    let options = |fingerprint: &'a str| -> Vec<(&'a str, &'a str)> {
+        fingerprint
+            .lines()
+            .map(|line| line.split_once('=').unwrap_or((line, "")))
+            .collect()
+    };
+    let (saved, now) = (options(saved), options(now));
+    let value = |options: &[(&'a str, &'a str)], name: &str| {
+        options
+            .iter()
+            .find(|(named, _)| *named == name)
+            .map(|(_, value)| *value)
+    };
+    let mut changed: Vec<&str> = now
+        .iter()
+        .filter(|(name, now_value)| value(&saved, name) != Some(*now_value))
+        .chain(saved.iter().filter(|(name, _)| value(&now, name).is_none()))
+        .map(|(name, _)| *name)
+        .collect();
+    if changed.is_empty() {
+        changed.push("its options");
+    }
+    changed
+}
+
 impl<T, F> Runner<'_, T, F>
 where
     T: Aggregating<Key, Value>,
