@@ -270,4 +270,19 @@ RSpec.describe "window_machines bad input and bad usage" do
       expect(result.stdout).to eq(run_cli("sessions", "--quiet", "--gap", "2", file).stdout)
     end
   end
+
+  describe "lengths that fit only once the time field's unit is known" do
+    {
+      %w[tumbling --size 1 --offset 1500ms] => "--offset (1500ms) must be shorter than the step windows start at (1s)",
+      %w[hopping --size 1 --advance 1500ms] => "--advance (1500ms) is longer than --size (1s)",
+      %w[hopping --size 2h --advance 1] => "--size (2h) over --advance (1s) puts an event in up to 7200 windows, " \
+                                           "more than 4096"
+    }.each do |arguments, message|
+      it "exits 2 on #{arguments.join(" ")} over epoch seconds, in the options' terms" do
+        result = run_cli(*arguments, stdin: %({"ts":1}\n))
+        expect(result.exitstatus).to eq(2), result.describe
+        expect(result.stderr).to eq("window_machines: #{message}\n")
+      end
+    end
+  end
 end

@@ -100,6 +100,18 @@ RSpec.describe "window_machines against hostile input" do
     expect(result.stderr).to include(%(exponent.jsonl:1: time "1e3" is not a number of seconds written in digits))
   end
 
+  it "reads an epoch millisecond written with a fraction of zeros, as floats are, as whole" do
+    result = run_cli("sessions", "--gap", "1s", stdin: %({"ts":1764500000000.0}\n{"ts":"1764500000500.00"}\n))
+    expect(result.exitstatus).to eq(0), result.describe
+    expect(result.stdout).to eq(%({"first":1764500000000,"last":1764500000500,"count":2}\n))
+  end
+
+  it "says a time string with a minus sign is before 1970, not that it is not ISO" do
+    result = run_cli("sessions", "--gap", "1s", stdin: %({"ts":"-1764500000"}\n))
+    expect(result.exitstatus).to eq(1), result.describe
+    expect(result.stderr).to include(%(-:1: time "-1764500000" is before 1970 (below 0 seconds)))
+  end
+
   it "says a fraction of an epoch millisecond is not whole" do
     input = write("fraction.jsonl", %({"ts":1764500000000.5}\n))
     result = run_cli("sessions", "--gap", "10", input)

@@ -13,8 +13,8 @@ use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
 use smallvec::SmallVec;
 
 use window_machines_core::{
-    Aggregating, Aggregation, ClockMode, EventClock, KeyedWindows, Part, SessionWindows, Shape,
-    Trail,
+    Aggregating, Aggregation, ClockMode, Error, EventClock, KeyedWindows, Part, SessionWindows,
+    Shape, Trail,
 };
 
 use crate::job::{InputFormat, Job, Windows};
@@ -116,16 +116,70 @@ pub fn run(job: &Job, stop: &mut dyn FnMut() -> bool) -> Result<Summary, Failure
                 advance.ticks(format, "advance")?,
                 offset.ticks(format, "offset")?,
             )
-            .map_err(|error| error.to_string())?;
+            .map_err(|error| shape_refused(&error, format))?;
             let delay = grace
                 .ticks(format, "grace")?
                 .checked_add(lag.ticks(format, "lag")?)
-                .ok_or_else(|| "--grace plus --lag is past 2**64-1 ticks".to_owned())?;
+                .ok_or_else(|| {
+                    format!("--grace plus --lag is past 2**64-1 {}", format.tick_name())
+                })?;
             let clock = EventClock::new(ClockMode::Stream, Trail::Windows, delay, None);
             Ok(KeyedWindows::new(shape, clock, aggregation.clone()))
         })?
         .run(stop),
     }
+}
+
+/// Why windows of these lengths cannot be, in the options' terms: lengths
+/// written with a unit and bare ones can only be compared once the time
+/// field's unit is known, so the options could not tell.
+fn shape_refused(error: &Error, format: TimeFormat) -> String {
+    let shown = |ticks: u64| shown_length(ticks, format);
+    match *error {
+        Error::AdvancePastSize { size, advance } => format!(
+            "--advance ({}) is longer than --size ({})",
+            shown(advance),
+            shown(size)
+        ),
+        Error::OffsetPastStep { offset, step } => format!(
+            "--offset ({}) must be shorter than the step windows start at ({})",
+            shown(offset),
+            shown(step)
+        ),
+        Error::TooManyHoppingWindows {
+            size,
+            advance,
+            limit,
+        } => format!(
+            "--size ({}) over --advance ({}) puts an event in up to {} windows, more than {limit}",
+            shown(size),
+            shown(advance),
+            size.div_ceil(advance)
+        ),
+        ref error => error.to_string(),
+    }
+}
+
+/// A length of `ticks` as the options write one: in the largest unit that
+/// holds it whole (`1500ms`, `2h`).
+fn shown_length(ticks: u64, format: TimeFormat) -> String {
+    const UNITS: [(&str, u128); 7] = [
+        ("d", 86_400_000_000_000),
+        ("h", 3_600_000_000_000),
+        ("m", 60_000_000_000),
+        ("s", 1_000_000_000),
+        ("ms", 1_000_000),
+        ("us", 1_000),
+        ("ns", 1),
+    ];
+    let nanos = u128::from(ticks) * u128::from(format.tick_nanos());
+    UNITS
+        .iter()
+        .find(|(_, unit)| nanos != 0 && nanos % unit == 0)
+        .map_or_else(
+            || "0".to_owned(),
+            |(name, unit)| format!("{}{name}", nanos / unit),
+        )
 }
 
 /// Where a line's event went.

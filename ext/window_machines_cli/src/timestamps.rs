@@ -94,7 +94,9 @@ impl TimeFormat {
         {
             return TimeFormat::Clock;
         }
-        match split_decimal(text) {
+        // A minus sign reads as an epoch value's (so that a time before 1970
+        // is refused as such).
+        match split_decimal(text.strip_prefix(b"-").unwrap_or(text)) {
             Some((whole, _)) => TimeFormat::by_magnitude(whole),
             None => TimeFormat::Iso,
         }
@@ -211,15 +213,19 @@ fn digits_value(digits: &[u8]) -> Option<u64> {
     })
 }
 
+/// A whole number of ticks, in digits; a fraction of zeros (`1.0`, as
+/// floats are written) is whole too.
 fn parse_ticks(text: &[u8], unit: &str) -> Result<u64, String> {
     let shown = Shown(text);
-    let text = unsigned(text, &shown, unit)?;
-    if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
-        return Err(format!(
-            "time {shown} is not a whole number of {unit} written in digits"
-        ));
-    }
-    digits_value(text).ok_or_else(|| format!("time {shown} is past 2**64-1 {unit}"))
+    let whole = match split_decimal(unsigned(text, &shown, unit)?) {
+        Some((whole, fraction)) if fraction.iter().all(|digit| *digit == b'0') => whole,
+        _ => {
+            return Err(format!(
+                "time {shown} is not a whole number of {unit} written in digits"
+            ))
+        }
+    };
+    digits_value(whole).ok_or_else(|| format!("time {shown} is past 2**64-1 {unit}"))
 }
 
 /// Epoch seconds, whole or with up to nine decimal places, in nanoseconds.
@@ -611,10 +617,14 @@ mod tests {
         assert!(parse_ticks(b"-", "s")
             .unwrap_err()
             .contains("not a whole number"));
-        assert!(parse_ticks(b"1000.0", "milliseconds")
+        assert!(parse_ticks(b"1000.5", "milliseconds")
             .unwrap_err()
             .ends_with("is not a whole number of milliseconds written in digits"));
-        assert!(parse_ticks(b"1.5", "ms").is_err());
+        assert_eq!(parse_ticks(b"1000.00", "ms"), Ok(1000));
+        assert!(parse_ticks(b"1000.", "ms").is_err());
+        assert!(parse_ticks(b"-1.5", "ms")
+            .unwrap_err()
+            .contains("before 1970"));
         assert!(parse_ticks(b"1e3", "ms").is_err());
     }
 
@@ -664,5 +674,9 @@ mod tests {
             TimeFormat::Millis
         );
         assert_eq!(TimeFormat::detect(b"1764500000.", false), TimeFormat::Iso);
+        assert_eq!(
+            TimeFormat::detect(b"-1764500000", false),
+            TimeFormat::Seconds
+        );
     }
 }
