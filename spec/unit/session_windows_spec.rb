@@ -25,6 +25,11 @@ RSpec.describe WindowMachines::SessionWindows do
       expect_gem_error(WindowMachines::ArgumentError, nil) do
         described_class.new(5, aggregate: agg::Count.new, watermark: :wall_clock)
       end
+      unmergeable = Struct.new(:initial) { def add(acc, _value) = acc }.new(0)
+      expect_gem_error(WindowMachines::ArgumentError,
+                       /it lacks merge \(sessions and hopping windows merge accumulators\)/) do
+        described_class.new(5, aggregate: unmergeable)
+      end
     end
   end
 

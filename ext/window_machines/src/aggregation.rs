@@ -99,7 +99,7 @@ impl RubyAggregation {
                         shown(object),
                         missing.join(" and "),
                         if needs_merge {
-                            " (windows here are merged)"
+                            " (sessions and hopping windows merge accumulators)"
                         } else {
                             ""
                         }
