@@ -108,7 +108,8 @@ module WindowMachines
   # @!method grace
   #   @return [Integer]
   # @!method aggregate
-  #   @return [Object]
+  #   @return [Object] the `aggregate:` given; a Hash as a frozen copy,
+  #     taken at construction.
   # @!method inspect
   #   @return [String]
   class SessionWindows
