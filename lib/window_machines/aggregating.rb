@@ -22,8 +22,9 @@ module WindowMachines
       # checkpoint is checked as untrusted input, against them too.
       # @param checkpoint [Hash]
       # @param aggregate [Aggregate::Builtin, #initial, Hash] the aggregators
-      #   the checkpoint was made with (a field read as a String after JSON
-      #   is still the field you give here).
+      #   the checkpoint was made with, a Hash of them in the same order
+      #   (aggregates are matched by position); a field read as a String
+      #   after JSON is still the field you give here.
       # @param on_late [:raise, :drop, #call]
       # @return [self]
       # @raise [TypeError, ArgumentError, RangeError, CapacityError] for a

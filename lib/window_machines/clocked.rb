@@ -83,14 +83,17 @@ module WindowMachines
       # @!visibility private
       def attach(tracker, clock)
         tracker.instance_variable_set(:@clock, checked(clock))
-        tracker.extend(tracker.class.const_get(:ClockedCalls, false))
+        # The nearest class installed: a user's subclass has none of its own.
+        installed = tracker.class.ancestors.find { |ancestor| ancestor.const_defined?(:ClockedCalls, false) }
+        tracker.extend(installed.const_get(:ClockedCalls, false))
       end
 
       # @return [Clock] `clock`, if it is one.
       # @raise [TypeError] otherwise.
       # @!visibility private
       def checked(clock)
-        return clock if clock.is_a?(Clock)
+        # Clock's ===, not the object's is_a?: no code of the object runs.
+        return clock if Clock === clock
 
         raise TypeError, "clock must be a WindowMachines::Clock, got #{clock.inspect}"
       end

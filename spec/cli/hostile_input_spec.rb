@@ -152,6 +152,13 @@ RSpec.describe "window_machines against hostile input" do
       expect(result.stderr).to include("no_time.csv:2: the header has no time column \"ts\"")
     end
 
+    it "refuses a header that names a wanted column twice" do
+      input = write("twice.csv", "ts,k,k\n1,a,b\n")
+      result = run_cli("sessions", "--gap", "10", "--key", "k", input)
+      expect(result.exitstatus).to eq(1), result.describe
+      expect(result.stderr).to include(%(twice.csv:1: the header names the column "k" twice))
+    end
+
     {
       "--key" => [%w[--key user], "user"],
       "--agg" => [%w[--key k --agg count,sum:amout], "amout"]

@@ -110,7 +110,7 @@ RSpec.describe "window_machines --state" do
       "another --agg" => [%w[sessions --quiet --gap 10 --lag 5 --key user --agg count], "--agg"],
       "another --key" => [%w[sessions --quiet --gap 10 --lag 5 --agg count,sum:amount,collect:amount], "--key"],
       "another subcommand" => [%w[tumbling --quiet --size 10 --lag 5 --key user --agg count,sum:amount,collect:amount],
-                               "the subcommand, --gap, --size, --advance"]
+                               "the subcommand, --grace, --offset, --size, --gap"]
     }.each do |what, (other_options, named)|
       it "refuses a state written with #{what}, naming what differs: exit 2, leaving the state and the output as they were" do
         run, input, = stopped_run

@@ -336,6 +336,39 @@ RSpec.describe "Aggregating windows and hostile user code" do
       expect(Marshal.load(Marshal.dump(tracker)).flush.to_a).to eq([["ana", 0, 10, { views: 1, spent: 5 }]])
     end
 
+    it "is copied before any user code runs, so a name's hash that changes the caller's Hash changes nothing" do
+      names = {}
+      meddler = Class.new do
+        attr_accessor :armed
+
+        define_method(:hash) do
+          if armed
+            self.armed = false
+            names.delete(:spent)
+            names[:other] = WindowMachines::Aggregate::Max.new(:amount)
+          end
+          1
+        end
+        def eql?(other) = equal?(other)
+      end.new
+      names.merge!(views: aggregate::Count.new, meddler => aggregate::Sum.new(:amount), spent: aggregate::Min.new(:amount))
+      meddler.armed = true
+      tracker = WindowMachines::TumblingWindows.new(10, aggregate: names)
+      expect(names.keys).to eq([:views, meddler, :other])
+      tracker.add("ana", 1, { amount: 5 })
+      tracker.add("ana", 2, { amount: 3 })
+      expect([tracker.aggregate.keys, tracker.marshal_dump[:aggregate].keys]).to all(eq([:views, meddler, :spent]))
+      expect(tracker.flush.to_a).to eq([["ana", 0, 10, { views: 2, meddler => 8, spent: 3 }]])
+    end
+
+    it "refuses two names a result Hash would hold as one" do
+      names = {}.compare_by_identity
+      names[+"a"] = aggregate::Count.new
+      names[+"a"] = aggregate::Sum.new(:amount)
+      expect { WindowMachines::TumblingWindows.new(10, aggregate: names) }
+        .to raise_error(WindowMachines::ArgumentError, /names two aggregators alike/)
+    end
+
     it "keeps its result-building helper private" do
       expect(WindowMachines::Aggregate).not_to respond_to(:named_results)
     end

@@ -23,6 +23,15 @@ RSpec.describe "clock: on every class" do
     expect(clock.time(nine_ms + 60_000)).to eq(nine + 60)
   end
 
+  it "works in a user's subclass, which takes its class's conversions" do
+    shop_windows = Class.new(WindowMachines::TumblingWindows)
+    windows = shop_windows.new(60_000, aggregate: count, clock: clock)
+    expect(windows.add("shop", nine)).to be(true)
+    expect(windows.finish.to_a).to eq([["shop", nine_ms, nine_ms + 60_000, 1]])
+    sessions = Class.new(WindowMachines::Sessions).new(minute, clock: clock)
+    expect(sessions.insert(nine)).to eq([nine_ms, nine_ms])
+  end
+
   it "converts every length given to new, positional or keyword" do
     hopping = WindowMachines::HoppingWindows.new(minute, 15_000, grace: minute, offset: 5_000, aggregate: count, clock: clock)
     expect([hopping.window_size, hopping.advance, hopping.grace, hopping.offset]).to eq([60_000, 15_000, 60_000, 5_000])

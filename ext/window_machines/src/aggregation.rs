@@ -4,11 +4,12 @@
 
 use std::cmp::Ordering;
 
+use magnus::r_hash::ForEach;
 use magnus::{
     prelude::*,
     rb_sys::{AsRawValue, FromRawValue},
     value::Opaque,
-    Error, Float, Integer, RArray, RHash, RModule, Ruby, Symbol, Value,
+    Error, Float, Integer, RHash, RModule, Ruby, Symbol, Value,
 };
 use rb_sys::{FIX2LONG, FIXNUM_P};
 use window_machines_core::{
@@ -120,6 +121,23 @@ impl RubyAggregation {
         };
         let mut parts = Vec::new();
         let mut given = Vec::new();
+        // A Hash is read from a frozen copy, taken before any user code
+        // runs, which is also what `aggregate` and checkpoints give back:
+        // whatever code run meanwhile does to the caller's Hash, they
+        // describe the aggregators read.
+        let argument = match RHash::from_value(argument) {
+            // SAFETY: `hash` is a live Hash (an argument of the running
+            // call); rb_hash_dup copies its table and flags without running
+            // Ruby code, and returns a new live Hash.
+            Some(hash) => {
+                RHash::from_value(unsafe { Value::from_raw(rb_sys::rb_hash_dup(hash.as_raw())) })
+            }
+            None => None,
+        }
+        .map_or(argument, |copy| {
+            copy.freeze();
+            copy.as_value()
+        });
         let names = if let Some(hash) = RHash::from_value(argument) {
             if hash.is_empty() {
                 return Err(invalid_argument(
@@ -127,24 +145,35 @@ impl RubyAggregation {
                     "aggregate: must name at least one aggregator".into(),
                 ));
             }
-            let mut names = Vec::new();
-            // A copy of its own, emptied below.
-            let pairs = RArray::try_convert(hash.funcall("to_a", ())?)?.dup();
-            let template = ruby.hash_new();
-            let mut found_without_ruby = true;
-            // Each pair taken off the front when its turn comes (compaction
-            // updates `pairs`, not a copy of it).
-            while !pairs.is_empty() {
-                let pair = RArray::try_convert(pairs.shift()?)?;
-                let (name, object): (Value, Value) = (pair.entry(0)?, pair.entry(1)?);
+            // Collected with no Ruby code run, each pinned: reading them
+            // runs user code, which may compact.
+            let mut pairs = Vec::new();
+            hash.foreach(|name: Value, object: Value| {
                 kept.push(ruby, name)?;
                 kept.push(ruby, object)?;
+                pairs.push((name, object));
+                Ok(ForEach::Continue)
+            })?;
+            let mut names = Vec::new();
+            let template = ruby.hash_new();
+            let mut found_without_ruby = true;
+            for (name, object) in pairs {
                 let (part, one) = read(object, &mut kept)?;
                 parts.push(part);
                 given.push(one);
                 found_without_ruby &= in_hash_without_ruby(ruby, name);
                 template.aset(name, names.len())?;
                 names.push(Held::from(name));
+            }
+            if template.len() != names.len() {
+                return Err(invalid_argument(
+                    ruby,
+                    format!(
+                        "aggregate: {} names two aggregators alike, and a result Hash holds one \
+                         value per name",
+                        shown(argument)
+                    ),
+                ));
             }
             template.freeze();
             Some((
@@ -158,20 +187,6 @@ impl RubyAggregation {
             None
         };
         let (names, template) = names.unzip();
-        // What `aggregate` and checkpoints give back: a Hash is copied and
-        // frozen, so that one changed after construction does not change
-        // what a checkpoint says the aggregators are.
-        let argument = match RHash::from_value(argument) {
-            Some(hash) => {
-                // SAFETY: `hash` is a live Hash (an argument of the running
-                // call); rb_hash_dup copies its table and flags without
-                // running Ruby code, and returns a new live Hash.
-                let copy = unsafe { Value::from_raw(rb_sys::rb_hash_dup(hash.as_raw())) };
-                copy.freeze();
-                copy
-            }
-            None => argument,
-        };
         Ok(RubyAggregation {
             core: Aggregation::new(parts),
             given,

@@ -13,10 +13,20 @@ pub struct Columns {
 }
 
 impl Columns {
-    /// Reads the header `line` for `fields` (matched whole, dots and all).
+    /// Reads the header `line` for `fields` (matched whole, dots and all);
+    /// refuses one that names a field twice, which would be ambiguous.
     pub fn from_header(line: &[u8], fields: &[String]) -> Result<Columns, String> {
         let mut names = Vec::new();
         split(line, &mut names)?;
+        if let Some(field) = fields.iter().find(|field| {
+            names
+                .iter()
+                .filter(|name| name.as_ref() == field.as_bytes())
+                .count()
+                > 1
+        }) {
+            return Err(format!("the header names the column {field:?} twice"));
+        }
         Ok(Columns {
             wanted: fields
                 .iter()

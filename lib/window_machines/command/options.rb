@@ -33,6 +33,10 @@ module WindowMachines
         aggregates: "--agg", grace: "--grace", offset: "--offset", gap: "--gap", size: "--size",
         advance: "--advance", sources: "the input files", output: "--output", output_format: "--output-format"
       }.freeze
+      # The lengths each subcommand takes.
+      LENGTHS = { "sessions" => %i[gap], "tumbling" => %i[size grace offset],
+                  "hopping" => %i[size advance grace offset] }.freeze
+      ALL_LENGTHS = LENGTHS.values.flatten.uniq.freeze
       # A length of zero, for the ones not given.
       NO_TIME = ["units", 0].freeze
 
@@ -303,10 +307,14 @@ module WindowMachines
       end
 
       # What a resumed run must share with the run that saved its state: a
-      # line per option, under the name the command line gives it, so that
-      # a refused resume can say which differ.
+      # line per option the subcommand takes, under the name the command
+      # line gives it, so that a refused resume can say which differ. Files
+      # are compared as absolute paths, however they were written.
       def fingerprint
-        RESUMED_WITH.map { |name, shown| "#{shown}=#{JSON.generate(@job.fetch(name))}" }.join("\n")
+        resumed = @job.slice(*RESUMED_WITH.keys).except(*(ALL_LENGTHS - LENGTHS.fetch(@subcommand)))
+        resumed[:sources] = resumed[:sources].map { |path, format| [path && File.expand_path(path), format] }
+        resumed[:output] &&= File.expand_path(resumed[:output])
+        resumed.map { |name, value| "#{RESUMED_WITH.fetch(name)}=#{JSON.generate(value)}" }.join("\n")
       end
     end
   end
