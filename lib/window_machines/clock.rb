@@ -190,13 +190,13 @@ module WindowMachines
     # @param other [Object]
     # @return [Boolean] true for a Clock with the same unit.
     def ==(other)
-      other.instance_of?(Clock) && other.unit == @unit
+      other.instance_of?(self.class) && other.unit == @unit
     end
     alias eql? ==
 
     # @return [Integer]
     def hash
-      [Clock, @unit].hash
+      [self.class, @unit].hash
     end
 
     # @return [String] such as `#<WindowMachines::Clock ms>`.

@@ -82,9 +82,13 @@ module WindowMachines
       # @return [Object] the tracker.
       # @!visibility private
       def attach(tracker, clock)
-        tracker.instance_variable_set(:@clock, checked(clock))
-        # The nearest class installed: a user's subclass has none of its own.
-        installed = tracker.class.ancestors.find { |ancestor| ancestor.const_defined?(:ClockedCalls, false) }
+        clock = checked(clock)
+        # The nearest class installed (a user's subclass has none of its
+        # own), found before anything changes and by Kernel's `class`, not
+        # the tracker's.
+        installed = ::Kernel.instance_method(:class).bind_call(tracker).ancestors
+                            .find { |ancestor| ancestor.const_defined?(:ClockedCalls, false) }
+        tracker.instance_variable_set(:@clock, clock)
         tracker.extend(installed.const_get(:ClockedCalls, false))
       end
 

@@ -369,6 +369,17 @@ RSpec.describe "Aggregating windows and hostile user code" do
         .to raise_error(WindowMachines::ArgumentError, /names two aggregators alike/)
     end
 
+    it "lets what a custom aggregator's respond_to? raises or throws go on as it is" do
+      thrower = Class.new do
+        def respond_to?(*) = throw(:out, :thrown)
+      end.new
+      expect(catch(:out) { WindowMachines::TumblingWindows.new(10, aggregate: { views: thrower }) }).to eq(:thrown)
+      raiser = Class.new do
+        def respond_to?(*) = raise(Interrupt)
+      end.new
+      expect { WindowMachines::SessionWindows.new(10, aggregate: raiser) }.to raise_error(Interrupt)
+    end
+
     it "keeps its result-building helper private" do
       expect(WindowMachines::Aggregate).not_to respond_to(:named_results)
     end

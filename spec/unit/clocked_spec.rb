@@ -32,6 +32,13 @@ RSpec.describe "clock: on every class" do
     expect(sessions.insert(nine)).to eq([nine_ms, nine_ms])
   end
 
+  it "takes a Clock subclass, and a tracker with one equals its copies" do
+    my_clock = Class.new(WindowMachines::Clock).new(:ms)
+    watermark = WindowMachines::Watermark.new(nine, clock: my_clock)
+    expect([watermark.value, watermark == watermark.dup, watermark.eql?(watermark.clone)]).to eq([nine_ms, true, true])
+    expect(my_clock).not_to eq(clock)
+  end
+
   it "converts every length given to new, positional or keyword" do
     hopping = WindowMachines::HoppingWindows.new(minute, 15_000, grace: minute, offset: 5_000, aggregate: count, clock: clock)
     expect([hopping.window_size, hopping.advance, hopping.grace, hopping.offset]).to eq([60_000, 15_000, 60_000, 5_000])

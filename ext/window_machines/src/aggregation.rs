@@ -87,11 +87,17 @@ impl RubyAggregation {
                     },
                 ));
             }
-            let mut missing = vec!["initial", "add"];
+            let mut wanted = vec!["initial", "add"];
             if needs_merge {
-                missing.push("merge");
+                wanted.push("merge");
             }
-            missing.retain(|method| !object.respond_to(*method, false).unwrap_or(false));
+            // What a `respond_to?` raises (or throws) goes on as it is.
+            let mut missing = Vec::new();
+            for method in wanted {
+                if !object.respond_to(method, false)? {
+                    missing.push(method);
+                }
+            }
             if !missing.is_empty() {
                 return Err(invalid_argument(
                     ruby,

@@ -36,6 +36,7 @@ module WindowMachines
       # The lengths each subcommand takes.
       LENGTHS = { "sessions" => %i[gap], "tumbling" => %i[size grace offset],
                   "hopping" => %i[size advance grace offset] }.freeze
+      # The lengths any subcommand takes.
       ALL_LENGTHS = LENGTHS.values.flatten.uniq.freeze
       # A length of zero, for the ones not given.
       NO_TIME = ["units", 0].freeze
