@@ -188,7 +188,7 @@ module WindowMachines
     end
 
     # @param other [Object]
-    # @return [Boolean] true for a Clock with the same unit.
+    # @return [Boolean] true for a Clock of the same class with the same unit.
     def ==(other)
       other.instance_of?(self.class) && other.unit == @unit
     end
