@@ -132,18 +132,16 @@ impl RubyAggregation {
         // whatever code run meanwhile does to the caller's Hash, they
         // describe the aggregators read.
         let argument = match RHash::from_value(argument) {
-            // SAFETY: `hash` is a live Hash (an argument of the running
-            // call); rb_hash_dup copies its table and flags without running
-            // Ruby code, and returns a new live Hash.
             Some(hash) => {
-                RHash::from_value(unsafe { Value::from_raw(rb_sys::rb_hash_dup(hash.as_raw())) })
+                // SAFETY: `hash` is a live Hash (an argument of the running
+                // call); rb_hash_dup copies its table and flags without
+                // running Ruby code, and returns a new live Hash.
+                let copy = unsafe { Value::from_raw(rb_sys::rb_hash_dup(hash.as_raw())) };
+                copy.freeze();
+                copy
             }
-            None => None,
-        }
-        .map_or(argument, |copy| {
-            copy.freeze();
-            copy.as_value()
-        });
+            None => argument,
+        };
         let names = if let Some(hash) = RHash::from_value(argument) {
             if hash.is_empty() {
                 return Err(invalid_argument(
