@@ -54,9 +54,6 @@ pub struct ClosingQueue<E> {
     buckets: BTreeMap<u64, Bucket<E>>,
     len: usize,
     shift: u32,
-    /// Whether the owner looks an entry's order up rather than reading it
-    /// off the entry.
-    order_looked_up: bool,
 }
 
 impl<E> Default for ClosingQueue<E> {
@@ -67,25 +64,14 @@ impl<E> Default for ClosingQueue<E> {
 }
 
 impl<E> ClosingQueue<E> {
-    /// An empty queue with buckets `2**shift` ticks wide, whose owner reads
-    /// each entry's order off the entry.
+    /// An empty queue with buckets `2**shift` ticks wide.
     #[must_use]
     pub fn new(shift: u32) -> Self {
         ClosingQueue {
             buckets: BTreeMap::new(),
             len: 0,
             shift: shift.min(63),
-            order_looked_up: false,
         }
-    }
-
-    /// The same queue for an owner that looks each entry's order up (reads
-    /// its key's entry, say): a bucket is then sorted by orders worked out
-    /// once each, rather than at each of the sort's comparisons.
-    #[must_use]
-    pub fn with_looked_up_order(mut self) -> Self {
-        self.order_looked_up = true;
-        self
     }
 
     /// Files `entry` as closing from `at`.
@@ -102,19 +88,18 @@ impl<E> ClosingQueue<E> {
         self.len += 1;
     }
 
-    /// The first entry, in `order` among those of a bucket, that `fate`
-    /// says has closed, from a bucket whose earliest time `closes`; left in
+    /// The first entry, in the entries' order among those of a bucket,
+    /// that `fate` says has closed, from a bucket whose earliest time `closes`; left in
     /// place until [`ClosingQueue::remove_first`] (a caller may have to ask
     /// the host something first). Returned with its bucket's earliest time.
     /// Stale entries before it are dropped.
-    pub fn peek_closed<R: Ord>(
+    pub fn peek_closed(
         &mut self,
         closes: impl Fn(u64) -> bool,
         mut fate: impl FnMut(u64, E) -> Fate,
-        order: impl Fn(&E) -> R,
     ) -> Option<(u64, E)>
     where
-        E: Copy,
+        E: Copy + Ord,
     {
         loop {
             let mut due = self.buckets.first_entry()?;
@@ -124,18 +109,12 @@ impl<E> ClosingQueue<E> {
             }
             let bucket = due.get_mut();
             if bucket.sorted_to < bucket.entries.len() {
-                let pending = &mut bucket.entries[bucket.next..];
-                let sorted_before = bucket.sorted_to.saturating_sub(bucket.next) > 1;
-                if self.order_looked_up && !sorted_before {
-                    pending.sort_by_cached_key(&order);
-                } else {
-                    // A stable sort finds the sorted runs: those of a
-                    // bucket sorted before that received a few entries since
-                    // (everything being flushed while events still come),
-                    // and those of entries pushed as their times came, mostly
-                    // in order.
-                    pending.sort_by_key(&order);
-                }
+                // A stable sort finds the sorted runs: those of a bucket
+                // sorted before that received a few entries since
+                // (everything being flushed while events still come), and
+                // those of entries pushed as their times came, mostly in
+                // order.
+                bucket.entries[bucket.next..].sort();
                 bucket.sorted_to = bucket.entries.len();
             }
             while let Some(&entry) = bucket.entries.get(bucket.next) {
@@ -217,7 +196,6 @@ mod tests {
                     Fate::Open
                 }
             },
-            |at| *at,
         ) {
             taken.push(at);
             queue.remove_first();
@@ -247,26 +225,6 @@ mod tests {
         assert_eq!(take_due(&mut queue, 1, &[]), [1]);
         queue.push(2, 2);
         assert_eq!(take_due(&mut queue, 100, &[]), [2, 4, 9]);
-    }
-
-    #[test]
-    fn a_bucket_sorted_for_the_first_time_works_out_each_looked_up_order_once() {
-        let mut queue = ClosingQueue::new(10).with_looked_up_order();
-        let ats: Vec<u64> = (0..1000).map(|n| (n * 7919) % 1000).collect();
-        for &at in &ats {
-            queue.push(at, at);
-        }
-        let asked = std::cell::Cell::new(0);
-        let first = queue.peek_closed(
-            |_| true,
-            |_, _| Fate::Closed,
-            |at| {
-                asked.set(asked.get() + 1);
-                *at
-            },
-        );
-        assert_eq!(first, Some((0, 0)));
-        assert_eq!(asked.get(), ats.len());
     }
 
     #[test]

@@ -517,19 +517,15 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
         let (watermark, gap) = (self.watermark, self.gap);
         let closes = |last: u64| !closed_only || watermark.has_passed(last, gap);
         let keys = &self.keys;
-        let (_, entry) = self.closing.peek_closed(
-            closes,
-            |_, entry| {
-                if !is_live(keys, entry) {
-                    Fate::Stale
-                } else if closes(entry.last) {
-                    Fate::Closed
-                } else {
-                    Fate::Open
-                }
-            },
-            |entry| *entry,
-        )?;
+        let (_, entry) = self.closing.peek_closed(closes, |_, entry| {
+            if !is_live(keys, entry) {
+                Fate::Stale
+            } else if closes(entry.last) {
+                Fate::Closed
+            } else {
+                Fate::Open
+            }
+        })?;
         self.closing.remove_first();
         self.held -= 1;
         // In closing order as far as the queue knows it: for loading

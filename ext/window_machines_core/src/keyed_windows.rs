@@ -367,6 +367,15 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
+/// A key's next window in the closing queue, with when the key started
+/// being held: windows that close together go in that order, read off the
+/// entry rather than looked up in the key's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Due {
+    seen: u64,
+    slot: KeySlot,
+}
+
 /// Windows per key, aggregated by panes.
 #[derive(Debug, Clone)]
 pub struct KeyedWindows<K, V> {
@@ -374,7 +383,7 @@ pub struct KeyedWindows<K, V> {
     clock: EventClock,
     aggregation: Aggregation,
     keys: KeySlots<K, KeyParts<V>>,
-    closing: ClosingQueue<KeySlot>,
+    closing: ClosingQueue<Due>,
     parts: usize,
     late_count: u64,
 }
@@ -407,9 +416,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             clock,
             aggregation,
             keys: KeySlots::default(),
-            // Windows that close together go in the order their keys were
-            // first held in, read from each key's entry.
-            closing: ClosingQueue::default().with_looked_up_order(),
+            closing: ClosingQueue::default(),
             parts: 0,
             late_count: 0,
         }
@@ -494,18 +501,25 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             }
         }
         if next_before.is_none_or(|next| plan.from < next) {
-            self.closing.push(shape.end(plan.from), slot);
+            self.push_due(shape.end(plan.from), slot);
         }
         self.clock.observe(timestamp);
         Ok(slot)
     }
 
-    fn live_entries(&self) -> Vec<(u64, KeySlot)> {
+    /// Files the key at `slot` as next closing at `at`.
+    fn push_due(&mut self, at: u64, slot: KeySlot) {
+        let seen = self.keys.seen(slot).unwrap_or_default();
+        self.closing.push(at, Due { seen, slot });
+    }
+
+    fn live_entries(&self) -> Vec<(u64, Due)> {
         self.keys
             .iter()
             .filter_map(|(slot, _, held)| {
                 let start = held.next_window(&self.shape)?;
-                Some((self.shape.end(start), slot))
+                let seen = self.keys.seen(slot)?;
+                Some((self.shape.end(start), Due { seen, slot }))
             })
             .collect()
     }
@@ -548,7 +562,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         let next = parts.next_window(&shape);
         let key = match next {
             Some(next) => {
-                self.closing.push(shape.end(next), slot);
+                self.push_due(shape.end(next), slot);
                 self.keys.key(slot)?.clone()
             }
             None => self.keys.release(slot)?.0,
@@ -735,25 +749,25 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             Some(u64::MAX)
         };
         let shape = self.shape;
-        let (at, slot) = {
+        let (at, Due { slot, .. }) = {
             let keys = &self.keys;
             self.closing.peek_closed(
                 |at| watermark.is_some_and(|watermark| at <= watermark),
-                |at, slot| {
+                |at, due| {
                     // An entry left behind by a key whose slot another key
-                    // now holds is live only if it names that key's next
-                    // window, and the two are then the same entry.
-                    let live = keys
-                        .state(slot)
-                        .and_then(|held| held.next_window(&shape))
-                        .is_some_and(|start| shape.end(start) == at);
+                    // now holds names another holding of the slot; one the
+                    // key left behind names a window it no longer has next.
+                    let live = keys.seen(due.slot) == Some(due.seen)
+                        && keys
+                            .state(due.slot)
+                            .and_then(|held| held.next_window(&shape))
+                            .is_some_and(|start| shape.end(start) == at);
                     if live {
                         Fate::Closed
                     } else {
                         Fate::Stale
                     }
                 },
-                |slot| (keys.seen(*slot).unwrap_or(u64::MAX), *slot),
             )?
         };
         let start = at - shape.size;
@@ -774,7 +788,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         };
         self.closing.remove_first();
         self.keys
-            .prefetch_upcoming(self.closing.upcoming().copied());
+            .prefetch_upcoming(self.closing.upcoming().map(|due| due.slot));
         self.hand_over(at, slot, merged).map(Taken::Ready)
     }
 
