@@ -4,14 +4,19 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
+use smallvec::SmallVec;
 use window_machines_core::{Input, Inputs, Kind};
 
 use crate::csv_rows::Columns;
 use crate::job::{Aggregate, InputFormat};
-use crate::json_fields::{FieldPaths, Found, JsonKind, JsonValue, MAX_FIELDS};
+use crate::json_fields::{FieldPaths, Found, JsonKind, JsonValue};
 use crate::keys::KeyWriter;
 use crate::timestamps::TimeFormat;
 use crate::values::{json_of_text, number_input, Value};
+
+/// Fields a line's are kept inline for: a key or two, the time, a few
+/// aggregators' fields.
+const INLINE_FIELDS: usize = 8;
 
 /// A field of one line, from either format.
 #[derive(Debug, Clone, Copy)]
@@ -91,10 +96,12 @@ impl EventReader {
             InputFormat::Jsonl => {
                 let mut found = std::mem::take(&mut self.found);
                 let read = self.paths.read(line, &mut found);
-                let mut fields: [Option<Field>; MAX_FIELDS] = [None; MAX_FIELDS];
-                for (field, found) in fields.iter_mut().zip(&found) {
-                    *field = found.map(|found| Field::Json(found.on(line)));
-                }
+                // Only as many as asked for: an array of MAX_FIELDS would be
+                // filled in for every line.
+                let fields: SmallVec<[Option<Field>; INLINE_FIELDS]> = found
+                    .iter()
+                    .map(|found| found.map(|found| Field::Json(found.on(line))))
+                    .collect();
                 self.found = found;
                 read?;
                 self.event(&fields)

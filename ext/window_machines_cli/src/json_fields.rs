@@ -200,6 +200,15 @@ fn kind_of(first: u8) -> JsonKind {
     }
 }
 
+/// Bytes of a string looked at one by one before a vector search.
+const SHORT_STRING: usize = 32;
+
+/// Whether `byte` ends a run of a string's plain characters: a quote, a
+/// backslash or a control character.
+fn ends_plain_run(byte: u8) -> bool {
+    byte == b'"' || byte == b'\\' || byte < 0x20
+}
+
 struct Scan<'a> {
     text: &'a [u8],
     at: usize,
@@ -230,16 +239,29 @@ impl Scan<'_> {
         self.at += 1;
         let mut escaped = false;
         loop {
-            let rest = &self.text[self.at..];
-            let Some(stop) = memchr::memchr3(b'"', b'\\', b'\n', rest) else {
-                self.at = self.text.len();
-                return Err(self.problem("unterminated string"));
-            };
-            if rest[..stop].iter().any(|&byte| byte < 0x20) {
+            // Most strings (names, ids) are short: a byte at a time finds
+            // their end sooner than a vector search is set up. A control
+            // character is left to the search, which reports it.
+            let short_end = (self.at + SHORT_STRING).min(self.text.len());
+            let quick = self.text[self.at..short_end]
+                .iter()
+                .position(|&byte| ends_plain_run(byte))
+                .map(|offset| self.at + offset)
+                .filter(|&stop| self.text[stop] >= 0x20);
+            if let Some(stop) = quick {
+                self.at = stop;
+            } else {
+                let rest = &self.text[self.at..];
+                let Some(stop) = memchr::memchr3(b'"', b'\\', b'\n', rest) else {
+                    self.at = self.text.len();
+                    return Err(self.problem("unterminated string"));
+                };
+                if rest[..stop].iter().any(|&byte| byte < 0x20) {
+                    self.at += stop;
+                    return Err(self.problem("control character in a string"));
+                }
                 self.at += stop;
-                return Err(self.problem("control character in a string"));
             }
-            self.at += stop;
             match self.text[self.at] {
                 b'"' => {
                     self.at += 1;
@@ -443,6 +465,57 @@ pub fn write_string(text: &[u8], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Scan::string` as it was before short strings were looked at a
+    /// byte at a time: one vector search per run of plain characters.
+    fn string_by_search(text: &[u8]) -> Result<(usize, usize, bool), String> {
+        let mut scan = Scan { text, at: 1 };
+        let mut escaped = false;
+        loop {
+            let rest = &scan.text[scan.at..];
+            let Some(stop) = memchr::memchr3(b'"', b'\\', b'\n', rest) else {
+                scan.at = text.len();
+                return Err(scan.problem("unterminated string"));
+            };
+            scan.at += stop;
+            if rest[..stop].iter().any(|&byte| byte < 0x20) {
+                return Err(scan.problem("control character in a string"));
+            }
+            match text[scan.at] {
+                b'"' => return Ok((0, scan.at + 1, escaped)),
+                b'\\' => {
+                    escaped = true;
+                    scan.at += match text.get(scan.at + 1) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => 2,
+                        Some(b'u') if hex4(text.get(scan.at + 2..).unwrap_or(&[])).is_some() => 6,
+                        _ => return Err(scan.problem("bad escape in a string")),
+                    };
+                }
+                _ => return Err(scan.problem("control character in a string")),
+            }
+        }
+    }
+
+    #[test]
+    fn strings_short_and_long_end_where_a_search_would_end_them() {
+        let specials: [&[u8]; 7] = [b"\"", b"\\n", b"\\u00e9", b"\\x", b"\t", b"\n", b"\\"];
+        for length in [0_usize, 1, 5, 30, 31, 32, 33, 40, 70] {
+            for special in specials {
+                for at in [0, 1, length / 2, length.saturating_sub(1), length] {
+                    let mut text = b"\"".to_vec();
+                    text.extend(std::iter::repeat_n(b'a', at));
+                    text.extend_from_slice(special);
+                    text.extend(std::iter::repeat_n(b'b', length - at.min(length)));
+                    for ending in [&b"\""[..], b""] {
+                        let mut text = text.clone();
+                        text.extend_from_slice(ending);
+                        let mut scan = Scan { text: &text, at: 0 };
+                        assert_eq!(scan.string(), string_by_search(&text), "{text:?}");
+                    }
+                }
+            }
+        }
+    }
 
     fn read(paths: &[&str], line: &str) -> Result<Vec<Option<String>>, String> {
         let paths = FieldPaths::new(&paths.iter().map(|&p| p.to_owned()).collect::<Vec<_>>());

@@ -15,8 +15,10 @@ mod run;
 mod sink;
 mod source;
 mod state;
+mod threads;
 mod timestamps;
 mod values;
+mod writer;
 
 pub use job::{Aggregate, Duration, InputFormat, Job, OutputFormat, Source, StateFiles, Windows};
 pub use run::{run, Failure, Summary};

@@ -4,7 +4,6 @@
 
 use std::ops::Range;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
-use std::thread;
 
 use window_machines_core::Inputs;
 
@@ -12,6 +11,7 @@ use crate::event::EventReader;
 use crate::job::{InputFormat, Job, Source};
 use crate::keys;
 use crate::source::{LineRead, Lines};
+use crate::threads;
 use crate::timestamps::TimeFormat;
 use crate::values::Value;
 
@@ -94,8 +94,10 @@ pub fn start(job: &Job, from: Start) -> Parser {
     let (sender, messages) = sync_channel(BATCHES_AHEAD);
     let (spent, recycled) = channel();
     let job = job.clone();
-    let _signals_blocked = SignalsBlocked::here();
-    thread::spawn(move || {
+    // Only a run that keeps a state can be resumed, and only a resumed one
+    // compares checksums.
+    let checksum = job.state.is_some();
+    threads::spawn(move || {
         let mut reader = EventReader::new(
             job.fields(),
             job.keys.len(),
@@ -115,7 +117,7 @@ pub fn start(job: &Job, from: Start) -> Parser {
                 from.crc,
             ));
             let ends = (&sender, &recycled);
-            if let Err(message) = read(ends, &mut reader, index, source, resume) {
+            if let Err(message) = read(ends, &mut reader, index, source, resume, checksum) {
                 // Gone only when the run stopped: nobody is listening.
                 let _ignored = sender.send(Message::Failed(message));
                 return;
@@ -123,50 +125,6 @@ pub fn start(job: &Job, from: Start) -> Parser {
         }
     });
     Parser { messages, spent }
-}
-
-/// Signals blocked on the calling thread until dropped, so that a thread
-/// spawned meanwhile (which inherits the mask) never has one delivered to
-/// it: the host's signal handlers (Ruby's) expect to run on its own
-/// threads, and run on this one they corrupt its state.
-struct SignalsBlocked {
-    #[cfg(unix)]
-    previous: libc::sigset_t,
-}
-
-impl SignalsBlocked {
-    fn here() -> SignalsBlocked {
-        #[cfg(unix)]
-        {
-            // SAFETY: sigfillset and pthread_sigmask only write the sets
-            // they are given, both valid and owned here; a zeroed sigset_t
-            // is a valid value to overwrite.
-            unsafe {
-                let mut all: libc::sigset_t = std::mem::zeroed();
-                let mut previous: libc::sigset_t = std::mem::zeroed();
-                libc::sigfillset(&raw mut all);
-                libc::pthread_sigmask(libc::SIG_BLOCK, &raw const all, &raw mut previous);
-                SignalsBlocked { previous }
-            }
-        }
-        #[cfg(not(unix))]
-        SignalsBlocked {}
-    }
-}
-
-impl Drop for SignalsBlocked {
-    fn drop(&mut self) {
-        // SAFETY: restores the mask saved in `here`, a valid set owned by
-        // self, on the thread that saved it (the value never leaves it).
-        #[cfg(unix)]
-        unsafe {
-            libc::pthread_sigmask(
-                libc::SIG_SETMASK,
-                &raw const self.previous,
-                std::ptr::null_mut(),
-            );
-        }
-    }
 }
 
 /// The receiver hung up: the run is over.
@@ -178,9 +136,13 @@ fn read(
     index: usize,
     source: &Source,
     resume: Option<(u64, u64, u32)>,
+    checksum: bool,
 ) -> Result<(), String> {
     let failed = |error: std::io::Error| format!("{}: {error}", source.name());
     let mut lines = Lines::open(source.path.as_deref()).map_err(failed)?;
+    if !checksum {
+        lines = lines.without_checksum();
+    }
     let mut header = Vec::new();
     if source.format == InputFormat::Csv {
         // The header is the first line that is not blank.

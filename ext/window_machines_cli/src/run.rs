@@ -25,6 +25,7 @@ use crate::sink::Sink;
 use crate::state::{self, Progress};
 use crate::timestamps::TimeFormat;
 use crate::values::Value;
+use crate::writer::ResultWriter;
 
 /// How a run ended, when it did not finish.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,8 +199,7 @@ struct Runner<'j, T, F> {
     /// How times are written: given, restored, or learnt from the first
     /// event.
     time_format: Option<TimeFormat>,
-    records: RecordWriter,
-    output: Sink,
+    results: ResultWriter,
     late: Option<Sink>,
     bad: Option<Sink>,
     /// The current CSV file's header, for late and bad files.
@@ -313,8 +313,10 @@ where
             make,
             tracker: None,
             time_format,
-            records: RecordWriter::new(job.output_format, &job.keys, times, &aggregate_names),
-            output,
+            results: ResultWriter::start(
+                RecordWriter::new(job.output_format, &job.keys, times, &aggregate_names),
+                output,
+            ),
             late,
             bad,
             csv_header: Vec::new(),
@@ -370,7 +372,7 @@ where
                     // The parser may be waiting on a pipe: what has closed
                     // is written out first, as soon as it closed; and a
                     // signal is heeded even while nothing comes.
-                    self.flush()?;
+                    self.flush_soon()?;
                     match messages.recv_timeout(PATIENCE) {
                         Ok(message) => message,
                         Err(RecvTimeoutError::Timeout) => {
@@ -451,17 +453,27 @@ where
         Ok(())
     }
 
+    /// Hands every output to the system, and waits for the results to be
+    /// written: their length is then known.
     fn flush(&mut self) -> Result<(), Failure> {
-        self.records
-            .release(&mut self.output)
+        self.results
+            .flush()
             .map_err(|error| output_failure(&error))?;
-        for sink in [
-            Some(&mut self.output),
-            self.late.as_mut(),
-            self.bad.as_mut(),
-        ]
-        .into_iter()
-        .flatten()
+        self.flush_lines()
+    }
+
+    /// Hands every output to the system, without waiting for the results.
+    fn flush_soon(&mut self) -> Result<(), Failure> {
+        self.results
+            .flush_soon()
+            .map_err(|error| output_failure(&error))?;
+        self.flush_lines()
+    }
+
+    fn flush_lines(&mut self) -> Result<(), Failure> {
+        for sink in [self.late.as_mut(), self.bad.as_mut()]
+            .into_iter()
+            .flatten()
         {
             sink.flush().map_err(|error| output_failure(&error))?;
         }

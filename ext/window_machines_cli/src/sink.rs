@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// A buffered output that knows its length.
 pub struct Sink {
-    writer: BufWriter<Box<dyn Write>>,
+    writer: BufWriter<Box<dyn Write + Send>>,
     written: u64,
     path: Option<PathBuf>,
     /// For files of input lines: the CSV header the rows at the end are

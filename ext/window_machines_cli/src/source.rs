@@ -39,8 +39,9 @@ pub struct Lines {
     /// The buffer index of the next line break, once searched for.
     newline: Option<usize>,
     /// A CRC-32 of the bytes consumed, so a resumed run can tell whether
-    /// what it skips is what was read before.
-    crc: Crc,
+    /// what it skips is what was read before; `None` when no run will
+    /// resume from this one.
+    crc: Option<Crc>,
     /// Bytes read from the file itself, for progress.
     compressed: Option<Arc<AtomicU64>>,
 }
@@ -93,7 +94,7 @@ impl Lines {
             offset: 0,
             line: 0,
             newline: None,
-            crc: Crc::new(),
+            crc: Some(Crc::new()),
             compressed,
         }
     }
@@ -140,7 +141,9 @@ impl Lines {
                     line_start += BYTE_ORDER_MARK.len();
                 }
                 self.offset += (next - self.start) as u64;
-                self.crc.update(&self.buffer[self.start..next]);
+                if let Some(crc) = &mut self.crc {
+                    crc.update(&self.buffer[self.start..next]);
+                }
                 self.start = next;
                 self.newline = None;
                 self.line += 1;
@@ -148,7 +151,7 @@ impl Lines {
                     text: &self.buffer[line_start..end],
                     number: self.line,
                     offset: self.offset,
-                    crc: self.crc.sum(),
+                    crc: self.crc(),
                 }));
             }
             self.fill()?;
@@ -197,7 +200,9 @@ impl Lines {
             }
             // At most what is buffered, which is a usize.
             let step = usize::try_from(wanted.min(buffered)).unwrap_or(usize::MAX);
-            self.crc.update(&self.buffer[self.start..self.start + step]);
+            if let Some(crc) = &mut self.crc {
+                crc.update(&self.buffer[self.start..self.start + step]);
+            }
             self.start += step;
             self.newline = None;
             self.offset += step as u64;
@@ -206,10 +211,18 @@ impl Lines {
         Ok(())
     }
 
-    /// The CRC-32 of what was consumed so far.
+    /// The CRC-32 of what was consumed so far (0 without a checksum).
     #[must_use]
     pub fn crc(&self) -> u32 {
-        self.crc.sum()
+        self.crc.as_ref().map_or(0, Crc::sum)
+    }
+
+    /// The same lines without the checksum, which costs about a tenth of
+    /// reading them, for a run no other will resume from.
+    #[must_use]
+    pub fn without_checksum(mut self) -> Lines {
+        self.crc = None;
+        self
     }
 }
 

@@ -183,20 +183,35 @@ fn write_display(number: impl std::fmt::Display, out: &mut Vec<u8>) {
     write!(out, "{number}").unwrap_or(());
 }
 
+/// "00" to "99", so digits are written two at a time.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
 /// Writes `number`'s digits without the formatting machinery: counts,
 /// sums and epoch times are most of what the command writes.
 pub fn write_u64(mut number: u64, out: &mut Vec<u8>) {
     let mut digits = [0_u8; 20];
     let mut at = digits.len();
-    loop {
+    let mut put_pair = |pair: u64, at: &mut usize| {
+        // Below 100: a pair of DIGIT_PAIRS.
+        let from = usize::try_from(pair).unwrap_or(0) * 2;
+        *at -= 2;
+        digits[*at..*at + 2].copy_from_slice(&DIGIT_PAIRS[from..from + 2]);
+    };
+    while number >= 100 {
+        put_pair(number % 100, &mut at);
+        number /= 100;
+    }
+    if number >= 10 {
+        put_pair(number, &mut at);
+    } else {
         at -= 1;
-        #[allow(clippy::cast_possible_truncation)] // a digit, below 10
-        let digit = (number % 10) as u8;
-        digits[at] = b'0' + digit;
-        number /= 10;
-        if number == 0 {
-            break;
-        }
+        // Below 10.
+        digits[at] = b'0' + u8::try_from(number).unwrap_or(0);
     }
     out.extend_from_slice(&digits[at..]);
 }
@@ -372,6 +387,21 @@ mod tests {
             let mut out = Vec::new();
             write_i64(number, &mut out);
             assert_eq!(out, number.to_string().into_bytes());
+        }
+        // Every length, with zeros where digits are taken in pairs.
+        let mut power: u64 = 1;
+        for _ in 0..20 {
+            for number in [
+                power - 1,
+                power,
+                power + 1,
+                power.saturating_mul(7).saturating_add(5),
+            ] {
+                let mut out = Vec::new();
+                write_u64(number, &mut out);
+                assert_eq!(out, number.to_string().into_bytes());
+            }
+            power = power.saturating_mul(10);
         }
         let mut out = Vec::new();
         write_u64(u64::MAX, &mut out);

@@ -166,14 +166,8 @@ where
                     })?
                 }
             };
-            self.records
-                .write(
-                    &mut self.output,
-                    &handover.key,
-                    [handover.start, handover.end],
-                    format,
-                    &handover.accs,
-                )
+            self.results
+                .write(format, handover)
                 .map_err(|error| output_failure(&error))?;
             self.summary.results += 1;
         }

@@ -101,7 +101,7 @@ where
         self.progress.outside = self.summary.outside;
         self.progress.bad = self.summary.bad;
         self.progress.first_bad.clone_from(&self.summary.first_bad);
-        self.progress.output = self.output.length();
+        self.progress.output = self.results.length();
         self.progress.late_file = self.late.as_ref().and_then(Sink::length);
         self.progress.bad_file = self.bad.as_ref().and_then(Sink::length);
         self.progress.late_header = self

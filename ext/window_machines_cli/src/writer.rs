@@ -1,0 +1,232 @@
+//! Closed windows and sessions formatted and written on a thread of their
+//! own: the windowing thread only moves each one into a batch, and the
+//! formatting and the writes overlap its work on the other core.
+
+use std::io;
+use std::mem;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use window_machines_core::AggregateHandover;
+
+use crate::records::RecordWriter;
+use crate::sink::Sink;
+use crate::threads;
+use crate::timestamps::TimeFormat;
+use crate::values::Value;
+
+/// Results per batch, and batches in flight: enough to keep the writer
+/// busy, few enough that a result reaches the output soon after it closed.
+const BATCH_RESULTS: usize = 512;
+const BATCHES_AHEAD: usize = 8;
+
+type Key = smallvec::SmallVec<[u8; 24]>;
+type Result = AggregateHandover<Key, Value>;
+
+enum Request {
+    Write(TimeFormat, Vec<Result>),
+    /// Hand everything written so far to the system; `answer` to have the
+    /// output's length (or the first failure) sent back.
+    Flush {
+        answer: bool,
+    },
+}
+
+/// The windowing thread's end of the writer.
+pub struct ResultWriter {
+    batch: Vec<Result>,
+    format: Option<TimeFormat>,
+    requests: Option<SyncSender<Request>>,
+    answers: Receiver<io::Result<Option<u64>>>,
+    spent: Receiver<Vec<Result>>,
+    failed: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    /// The output's length when last flushed (`None` for standard output).
+    length: Option<u64>,
+}
+
+impl ResultWriter {
+    /// Starts writing to `sink` with `records`' format.
+    #[must_use]
+    pub fn start(records: RecordWriter, sink: Sink) -> ResultWriter {
+        let (requests, received) = sync_channel(BATCHES_AHEAD);
+        let (answer, answers) = channel();
+        let (spend, spent) = channel();
+        let failed = Arc::new(AtomicBool::new(false));
+        let length = sink.length();
+        let writer = Writer {
+            records,
+            sink,
+            failure: None,
+            failed: Arc::clone(&failed),
+        };
+        let thread = threads::spawn(move || writer.serve(&received, &answer, &spend));
+        ResultWriter {
+            batch: Vec::with_capacity(BATCH_RESULTS),
+            format: None,
+            requests: Some(requests),
+            answers,
+            spent,
+            failed,
+            thread: Some(thread),
+            length,
+        }
+    }
+
+    /// Queues one closed window or session, its times written in `format`.
+    /// A failure to write an earlier one is returned here, soon after it
+    /// happened, so that a run into a closed pipe stops early.
+    pub fn write(&mut self, format: TimeFormat, result: Result) -> io::Result<()> {
+        if self.format != Some(format) {
+            self.send()?;
+            self.format = Some(format);
+        }
+        self.batch.push(result);
+        if self.batch.len() >= BATCH_RESULTS {
+            self.send()?;
+            if self.failed.load(Ordering::Relaxed) {
+                return self.flush();
+            }
+        }
+        Ok(())
+    }
+
+    /// Has everything queued handed to the system, without waiting.
+    pub fn flush_soon(&mut self) -> io::Result<()> {
+        self.send()?;
+        self.request(Request::Flush { answer: false })
+    }
+
+    /// Has everything queued written and handed to the system, and waits
+    /// for it: the output's length is then [`ResultWriter::length`].
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.send()?;
+        self.request(Request::Flush { answer: true })?;
+        match self.answers.recv() {
+            Ok(answer) => {
+                self.length = answer?;
+                Ok(())
+            }
+            Err(_) => Err(self.gone()),
+        }
+    }
+
+    /// Bytes in the output file when last flushed; `None` for standard
+    /// output.
+    #[must_use]
+    pub fn length(&self) -> Option<u64> {
+        self.length
+    }
+
+    fn send(&mut self) -> io::Result<()> {
+        let Some(format) = self.format.filter(|_| !self.batch.is_empty()) else {
+            return Ok(());
+        };
+        let next = self
+            .spent
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH_RESULTS));
+        let batch = mem::replace(&mut self.batch, next);
+        self.request(Request::Write(format, batch))
+    }
+
+    fn request(&mut self, request: Request) -> io::Result<()> {
+        let sent = self
+            .requests
+            .as_ref()
+            .is_some_and(|requests| requests.send(request).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            Err(self.gone())
+        }
+    }
+
+    /// The writer thread ended before it was asked to, which only a panic
+    /// makes it do.
+    fn gone(&mut self) -> io::Error {
+        self.requests = None;
+        if let Some(thread) = self.thread.take() {
+            let _ignored = thread.join();
+        }
+        io::Error::other("the thread writing the results stopped unexpectedly")
+    }
+}
+
+impl Drop for ResultWriter {
+    /// Ends the writer thread once it has written what it was given.
+    fn drop(&mut self) {
+        self.requests = None;
+        if let Some(thread) = self.thread.take() {
+            let _ignored = thread.join();
+        }
+    }
+}
+
+/// The writer thread's end.
+struct Writer {
+    records: RecordWriter,
+    sink: Sink,
+    /// The first write that failed; nothing is written after it.
+    failure: Option<io::Error>,
+    failed: Arc<AtomicBool>,
+}
+
+impl Writer {
+    fn serve(
+        mut self,
+        requests: &Receiver<Request>,
+        answers: &Sender<io::Result<Option<u64>>>,
+        spent: &Sender<Vec<Result>>,
+    ) {
+        for request in requests {
+            match request {
+                Request::Write(format, mut batch) => {
+                    // Read in place: a result is larger than the line it
+                    // makes, and moving each out would copy it.
+                    for result in &batch {
+                        if self.failure.is_none() {
+                            let written = self.records.write(
+                                &mut self.sink,
+                                &result.key,
+                                [result.start, result.end],
+                                format,
+                                &result.accs,
+                            );
+                            self.fail(written);
+                        }
+                    }
+                    batch.clear();
+                    // Gone only when the run is: nothing more to fill.
+                    let _ignored = spent.send(batch);
+                }
+                Request::Flush { answer } => {
+                    if self.failure.is_none() {
+                        let flushed = self
+                            .records
+                            .release(&mut self.sink)
+                            .and_then(|()| self.sink.flush());
+                        self.fail(flushed);
+                    }
+                    if answer {
+                        let answered = match &self.failure {
+                            Some(error) => Err(io::Error::new(error.kind(), error.to_string())),
+                            None => Ok(self.sink.length()),
+                        };
+                        // Gone only when the run is: nobody is waiting.
+                        let _ignored = answers.send(answered);
+                    }
+                }
+            }
+        }
+    }
+
+    fn fail(&mut self, outcome: io::Result<()>) {
+        if let Err(error) = outcome {
+            self.failure = Some(error);
+            self.failed.store(true, Ordering::Relaxed);
+        }
+    }
+}
