@@ -85,8 +85,8 @@ RSpec.describe "Differential: keyed windows against the plain-Ruby model" do
     rng.rand(15).zero? ? nil : { v: input(rng, kind, refusable) }
   end
 
-  def build_pair(rng, shape, spec, single, on_late_calls)
-    grace = [0, 0, 1, 3, 10].sample(random: rng)
+  def build_pair(rng, shape, spec, single, on_late_calls, wide)
+    grace = wide ? [100, 1_000].sample(random: rng) : [0, 0, 1, 3, 10].sample(random: rng)
     mode = rng.rand(4).zero? ? :manual : :stream
     on_late = %i[raise drop callable].sample(random: rng)
     late_of = lambda do |who|
@@ -123,13 +123,15 @@ RSpec.describe "Differential: keyed windows against the plain-Ruby model" do
     end
   end
 
-  def run_stream(rng, kind, history)
+  # `wide`: a grace long enough, and events far enough out of order, for a
+  # key to hold dozens of windows at once (kept in an ordered map past 32).
+  def run_stream(rng, kind, history, wide: false)
     spec = aggregation(rng)
     single = spec.size == 1 && rng.rand(2).zero?
     values = rng.rand(2).zero? ? :ints : :floats
     calls = { gem: [], model: [] }
     layout = shape(rng, kind)
-    gem, model, mode, config = build_pair(rng, layout, spec, single, calls)
+    gem, model, mode, config = build_pair(rng, layout, spec, single, calls, wide)
     history << [:new, layout, spec, single, config, values]
     offset = layout[0] == :session ? 0 : layout.last
     top = offset
@@ -142,11 +144,13 @@ RSpec.describe "Differential: keyed windows against the plain-Ruby model" do
       expect(calls[:gem]).to eq(calls[:model]), message
     end
 
-    rng.rand(60..140).times do
+    rng.rand(wide ? 300..500 : 60..140).times do
       case rng.rand(20)
       when 0..13
-        key = keys.sample(random: rng)
-        timestamp = [top + rng.rand(-12..4), offset].max
+        key = wide ? keys.first(2).sample(random: rng) : keys.sample(random: rng)
+        # Wide: time moves on steadily while most events come far behind it.
+        top += rng.rand(0..2) if wide
+        timestamp = [top + (wide ? -rng.rand(0..300) : rng.rand(-12..4)), offset].max
         top = [top, timestamp].max
         value = value(rng, spec, values)
         history << [:add, key, timestamp, value]
@@ -186,6 +190,31 @@ RSpec.describe "Differential: keyed windows against the plain-Ruby model" do
       30.times do
         history = []
         run_stream(rng, kind, history)
+      end
+    end
+  end
+
+  it "keeps apart the parts of a pane a key holding dozens reopens after some of its windows closed" do
+    made = [WindowMachines, PlainRuby].map do |namespace|
+      namespace::HoppingWindows.new(5, 1, grace: 60, aggregate: namespace::Aggregate::Collect.new)
+    end
+    # Panes 0 to 79 each get a part; at 100 the watermark is 40, which has
+    # closed the first windows of panes 36 to 39, so these events make a
+    # second part of each, whose windows start later.
+    events = (0...80).map { |at| [at, at] } + [[100, 100]] + (36...40).map { |at| [at, -at] }
+    made.each { |tracker| events.each { |at, value| tracker.add("a", at, value) } }
+    gem, model = made
+    expect(gem.current("a")).to eq(model.current("a"))
+    expect(gem.each_closed.to_a).to eq(model.each_closed.to_a)
+    expect(gem.flush.to_a).to eq(model.flush.to_a)
+  end
+
+  %i[tumbling hopping].each_with_index do |kind, salt|
+    it "agrees on #{kind} windows when a key holds dozens at once, out of order" do
+      rng = Random.new((seed * 1_000) + 50 + salt)
+      6.times do
+        history = []
+        run_stream(rng, kind, history, wide: true)
       end
     end
   end

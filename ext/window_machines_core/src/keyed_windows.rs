@@ -18,6 +18,8 @@
 //! part. Each key has one entry in the closing queue, for its next window,
 //! pushed when that changes.
 
+use std::collections::BTreeMap;
+
 use smallvec::SmallVec;
 
 use crate::aggregate::{Accumulator, Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
@@ -189,67 +191,143 @@ struct Part<V> {
     accs: PartAccs<V>,
 }
 
+/// Parts a key keeps in a sorted `Vec`; more go to an ordered map.
+const FEW_PARTS: usize = 32;
+
 /// A key's parts, by pane, and within a pane in the order they were made
-/// (see `position`). Two parts of a pane may come to share a `from` when
-/// a hand-over moves the earlier one on; they stay apart. Most keys hold one at a time, kept
-/// inline; more go to the heap, where parts dropped from the front (they
-/// are dropped in pane order) are skipped by `head` and dropped in bulk, so
-/// a pop never shifts the rest one by one.
+/// (see `newest_in_pane`). Two parts of a pane may come to share a `from`
+/// when a hand-over moves the earlier one on; they stay apart. Most keys
+/// hold one at a time, kept inline, and a few in a sorted `Vec`; beyond
+/// [`FEW_PARTS`] they go to an ordered map, so that an event opening a
+/// pane among very many others (out of order, under a long grace) costs a
+/// logarithm of them, not a shift of those after it.
 #[derive(Debug, Clone, Default)]
 enum KeyParts<V> {
     #[default]
     Empty,
     One(Part<V>),
-    Many(ManyParts<V>),
+    Few(Vec<Part<V>>),
+    Lots(LotsOfParts<V>),
 }
 
+/// Parts by pane start, then by when they were made.
 #[derive(Debug, Clone)]
-struct ManyParts<V> {
-    parts: Vec<Part<V>>,
-    head: usize,
+struct LotsOfParts<V> {
+    parts: BTreeMap<(u64, u64), Part<V>>,
+    /// Parts made so far: the next one's place among its pane's.
+    made: u64,
 }
 
 impl<V> KeyParts<V> {
-    fn parts(&self) -> &[Part<V>] {
+    /// The parts held in a slice, and those held in a map.
+    fn split(&self) -> (&[Part<V>], Option<&LotsOfParts<V>>) {
         match self {
-            KeyParts::Empty => &[],
-            KeyParts::One(part) => std::slice::from_ref(part),
-            KeyParts::Many(many) => many.parts.get(many.head..).unwrap_or_default(),
+            KeyParts::Empty => (&[], None),
+            KeyParts::One(part) => (std::slice::from_ref(part), None),
+            KeyParts::Few(parts) => (parts, None),
+            KeyParts::Lots(lots) => (&[], Some(lots)),
         }
+    }
+
+    /// The parts, oldest pane first.
+    fn parts(&self) -> impl DoubleEndedIterator<Item = &Part<V>> + Clone {
+        let (slice, lots) = self.split();
+        slice
+            .iter()
+            .chain(lots.into_iter().flat_map(|lots| lots.parts.values()))
+    }
+
+    fn parts_mut(&mut self) -> impl Iterator<Item = &mut Part<V>> {
+        let (slice, lots): (&mut [Part<V>], _) = match self {
+            KeyParts::Empty => (&mut [], None),
+            KeyParts::One(part) => (std::slice::from_mut(part), None),
+            KeyParts::Few(parts) => (parts, None),
+            KeyParts::Lots(lots) => (&mut [], Some(lots.parts.values_mut())),
+        };
+        slice.iter_mut().chain(lots.into_iter().flatten())
+    }
+
+    fn first(&self) -> Option<&Part<V>> {
+        self.parts().next()
     }
 
     fn back(&self) -> Option<&Part<V>> {
-        self.parts().last()
+        self.parts().next_back()
     }
 
-    fn get_mut(&mut self, at: usize) -> Option<&mut Part<V>> {
-        match self {
-            KeyParts::Empty => None,
-            KeyParts::One(part) => (at == 0).then_some(part),
-            KeyParts::Many(many) => many.parts.get_mut(many.head + at),
+    /// The parts of panes from `from` up to `to` (both included).
+    fn in_panes(&self, from: u64, to: u64) -> impl Iterator<Item = &Part<V>> {
+        let (slice, lots) = self.split();
+        let low = slice.partition_point(|part| part.start < from);
+        let high = slice.partition_point(|part| part.start <= to).max(low);
+        // A range whose ends cross would panic.
+        let lots = lots
+            .filter(|_| from <= to)
+            .map(|lots| lots.parts.range((from, 0)..=(to, u64::MAX)));
+        slice[low..high]
+            .iter()
+            .chain(lots.into_iter().flatten().map(|(_, part)| part))
+    }
+
+    /// The newest part of the pane at `start`: where an event goes if its
+    /// `from` is that part's (see `KeyedWindows::update`).
+    fn newest_in_pane(&self, start: u64) -> Option<&Part<V>> {
+        self.in_panes(start, start).last()
+    }
+
+    fn newest_in_pane_mut(&mut self, start: u64) -> Option<&mut Part<V>> {
+        let (slice, lots): (&mut [Part<V>], _) = match self {
+            KeyParts::Empty => return None,
+            KeyParts::One(part) => (std::slice::from_mut(part), None),
+            KeyParts::Few(parts) => (parts, None),
+            KeyParts::Lots(lots) => (&mut [], Some(lots)),
+        };
+        if let Some(lots) = lots {
+            return lots
+                .parts
+                .range_mut((start, 0)..=(start, u64::MAX))
+                .next_back()
+                .map(|(_, part)| part);
         }
+        // Events mostly land in the newest pane.
+        let end = match slice.last() {
+            Some(last) if last.start <= start => slice.len(),
+            _ => slice.partition_point(|part| part.start <= start),
+        };
+        end.checked_sub(1)
+            .and_then(|at| slice.get_mut(at))
+            .filter(|part| part.start == start)
     }
 
-    fn insert(&mut self, at: usize, part: Part<V>) {
+    /// Adds `part` after every part of its pane made before it.
+    fn insert(&mut self, part: Part<V>) {
         *self = match std::mem::take(self) {
             KeyParts::Empty => KeyParts::One(part),
-            KeyParts::One(held) => {
-                let parts = if at == 0 {
-                    vec![part, held]
-                } else {
-                    vec![held, part]
-                };
-                KeyParts::Many(ManyParts { parts, head: 0 })
+            KeyParts::One(held) => KeyParts::Few(if part.start < held.start {
+                vec![part, held]
+            } else {
+                vec![held, part]
+            }),
+            KeyParts::Few(mut parts) if parts.len() < FEW_PARTS => {
+                let at = parts.partition_point(|held| held.start <= part.start);
+                parts.insert(at, part);
+                KeyParts::Few(parts)
             }
-            KeyParts::Many(mut many) => {
-                many.parts.insert(many.head + at, part);
-                KeyParts::Many(many)
+            KeyParts::Few(parts) => {
+                let mut lots = LotsOfParts {
+                    parts: BTreeMap::new(),
+                    made: 0,
+                };
+                for held in parts.into_iter().chain([part]) {
+                    lots.insert(held);
+                }
+                KeyParts::Lots(lots)
+            }
+            KeyParts::Lots(mut lots) => {
+                lots.insert(part);
+                KeyParts::Lots(lots)
             }
         };
-    }
-
-    fn push_back(&mut self, part: Part<V>) {
-        self.insert(self.parts().len(), part);
     }
 
     /// The next window the key hands over: the smallest `from`. A part's
@@ -269,64 +347,48 @@ impl<V> KeyParts<V> {
     /// The parts that go into window `start`, the next one handed over.
     fn going_into(&self, shape: Shape, start: u64) -> impl Iterator<Item = &Part<V>> {
         self.parts()
-            .iter()
             .take_while(move |part| shape.first_window(part.start) <= start)
             .filter(move |part| part.from == start)
     }
 
     fn pop_front(&mut self) -> Option<Part<V>> {
-        match std::mem::take(self) {
-            KeyParts::Empty => None,
-            KeyParts::One(part) => Some(part),
-            KeyParts::Many(mut many) => {
-                let placeholder = Part {
-                    start: 0,
-                    from: 0,
-                    accs: PartAccs::new(),
-                };
-                let Some(first) = many.parts.get_mut(many.head) else {
-                    *self = KeyParts::Many(many);
-                    return None;
-                };
-                let part = std::mem::replace(first, placeholder);
-                many.head += 1;
-                *self = match many.parts.len() - many.head {
+        let (first, rest) = match std::mem::take(self) {
+            KeyParts::Empty => (None, KeyParts::Empty),
+            KeyParts::One(part) => (Some(part), KeyParts::Empty),
+            KeyParts::Few(mut parts) => {
+                let first = (!parts.is_empty()).then(|| parts.remove(0));
+                let rest = match parts.len() {
                     0 => KeyParts::Empty,
-                    1 => many.parts.pop().map_or(KeyParts::Empty, KeyParts::One),
-                    _ => {
-                        if many.head * 2 > many.parts.len() {
-                            many.parts.drain(..many.head);
-                            many.head = 0;
-                        }
-                        KeyParts::Many(many)
-                    }
+                    1 => parts.pop().map_or(KeyParts::Empty, KeyParts::One),
+                    _ => KeyParts::Few(parts),
                 };
-                Some(part)
+                (first, rest)
             }
-        }
+            KeyParts::Lots(mut lots) => {
+                let first = lots.parts.pop_first().map(|(_, part)| part);
+                let rest = match lots.parts.len() {
+                    0 => KeyParts::Empty,
+                    1 => lots
+                        .parts
+                        .pop_first()
+                        .map_or(KeyParts::Empty, |(_, part)| KeyParts::One(part)),
+                    _ => KeyParts::Lots(lots),
+                };
+                (first, rest)
+            }
+        };
+        *self = rest;
+        first
     }
 
     fn heap_bytes(&self) -> usize {
         match self {
-            KeyParts::Many(many) => many.parts.capacity() * std::mem::size_of::<Part<V>>(),
+            KeyParts::Few(parts) => parts.capacity() * std::mem::size_of::<Part<V>>(),
+            // An estimate: a B-tree's leaves are at least half full.
+            KeyParts::Lots(lots) => {
+                lots.parts.len() * std::mem::size_of::<((u64, u64), Part<V>)>() * 2
+            }
             _ => 0,
-        }
-    }
-
-    /// Where the event of pane `start` with first window `from` goes: into
-    /// the pane's newest part if that has the same `from`, or else a new
-    /// part after it. A pane's parts thus hold its events in arrival order,
-    /// the order they merge in, so equal timestamps keep arrival order.
-    fn position(&self, start: u64, from: u64) -> std::result::Result<usize, usize> {
-        let parts = self.parts();
-        let end = match parts.last() {
-            // Events mostly land in the newest pane.
-            Some(last) if last.start <= start => parts.len(),
-            _ => parts.partition_point(|part| part.start <= start),
-        };
-        match end.checked_sub(1).and_then(|at| Some((at, parts.get(at)?))) {
-            Some((at, newest)) if newest.start == start && newest.from == from => Ok(at),
-            _ => Err(end),
         }
     }
 
@@ -335,7 +397,6 @@ impl<V> KeyParts<V> {
     fn window_count(&self, shape: &Shape) -> usize {
         let mut spans: Vec<(u64, u64)> = self
             .parts()
-            .iter()
             .map(|part| (part.from, shape.last_window(part.start)))
             .collect();
         spans.sort_unstable();
@@ -349,6 +410,14 @@ impl<V> KeyParts<V> {
             }
         }
         usize::try_from(count).unwrap_or(usize::MAX)
+    }
+}
+
+impl<V> LotsOfParts<V> {
+    /// Adds `part` after every part of its pane made before it.
+    fn insert(&mut self, part: Part<V>) {
+        self.parts.insert((part.start, self.made), part);
+        self.made += 1;
     }
 }
 
@@ -429,9 +498,8 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
 
     fn held_accs(&self, slot: Option<KeySlot>, plan: WindowPlan) -> Option<&[Accumulator<V>]> {
         let held = self.keys.state(slot?)?;
-        held.position(plan.pane, plan.from)
-            .ok()
-            .and_then(|at| held.parts().get(at))
+        held.newest_in_pane(plan.pane)
+            .filter(|part| part.from == plan.from)
             .map(|part| part.accs.as_slice())
     }
 
@@ -449,8 +517,14 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         let held = slot
             .filter(|_| self.aggregation.compares(inputs))
             .and_then(|slot| self.keys.state(slot));
+        // Only panes inside the windows holding the planned one can share
+        // one with it.
+        let from = shape.first_window(plan.pane);
+        let to = shape
+            .end(shape.last_window(plan.pane))
+            .saturating_sub(shape.pane);
         held.into_iter()
-            .flat_map(|held| held.parts().iter())
+            .flat_map(move |held| held.in_panes(from, to))
             .filter(move |part| {
                 // The event's own part too: a hand-over may have brought
                 // another part of its pane to the same first window.
@@ -480,23 +554,25 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             return Err(Error::TooManyKeys { limit: 0 });
         };
         let next_before = parts.next_window(&shape);
-        match parts.position(plan.pane, plan.from) {
-            Ok(at) => {
-                if let Some(part) = parts.get_mut(at) {
-                    let accs = std::mem::take(&mut part.accs);
-                    part.accs = accs_for(Some(accs));
-                }
+        // Into the pane's newest part if that has the same `from`, or else
+        // a new part after it. A pane's parts thus hold its events in
+        // arrival order, the order they merge in, so equal timestamps keep
+        // arrival order.
+        match parts
+            .newest_in_pane_mut(plan.pane)
+            .filter(|part| part.from == plan.from)
+        {
+            Some(part) => {
+                let accs = std::mem::take(&mut part.accs);
+                part.accs = accs_for(Some(accs));
             }
-            Err(at) => {
+            None => {
                 let accs = accs_for(None);
-                parts.insert(
-                    at,
-                    Part {
-                        start: plan.pane,
-                        from: plan.from,
-                        accs,
-                    },
-                );
+                parts.insert(Part {
+                    start: plan.pane,
+                    from: plan.from,
+                    accs,
+                });
                 self.parts += 1;
             }
         }
@@ -539,7 +615,6 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         let mut accs = merged;
         // Parts whose pane this was the last window of are at the front.
         while parts
-            .parts()
             .first()
             .is_some_and(|part| part.from == start && shape.last_window(part.start) == start)
         {
@@ -547,8 +622,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             self.parts -= 1;
             accs.get_or_insert_with(|| part.accs.into_iter().collect());
         }
-        for at in 0..parts.parts().len() {
-            let Some(part) = parts.get_mut(at) else { break };
+        for part in parts.parts_mut() {
             if shape.first_window(part.start) > start {
                 break;
             }
@@ -617,7 +691,6 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
                 held.heap_bytes()
                     + held
                         .parts()
-                        .iter()
                         .map(|part| accs_heap_bytes(&part.accs))
                         .sum::<usize>()
             })
@@ -811,7 +884,6 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         };
         let mut starts: Vec<u64> = held
             .parts()
-            .iter()
             .flat_map(|part| {
                 let last = shape.last_window(part.start);
                 (0..=(last.saturating_sub(part.from) / shape.step))
@@ -826,7 +898,6 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             .map(|start| {
                 let parts = held
                     .parts()
-                    .iter()
                     .filter(|part| {
                         part.from <= start && part.start >= start && part.start < shape.end(start)
                     })
@@ -849,7 +920,6 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             .map(|(_, key, held)| {
                 let parts = held
                     .parts()
-                    .iter()
                     .map(|part| {
                         let from =
                             Some(part.from).filter(|from| *from != shape.first_window(part.start));
@@ -921,7 +991,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             None => self.keys.hold(hash, key(), KeyParts::default())?,
         };
         if let Some(held) = self.keys.state_mut(slot) {
-            held.push_back(Part {
+            held.insert(Part {
                 start,
                 from,
                 accs: accs.into_iter().collect(),
@@ -935,7 +1005,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         let latest = self
             .keys
             .iter()
-            .filter_map(|(_, _, held)| held.parts().last().map(|part| part.start))
+            .filter_map(|(_, _, held)| held.back().map(|part| part.start))
             .max();
         self.clock
             .check_restored(self.len(), latest, self.late_count)?;
@@ -948,9 +1018,13 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         let shape = self.shape;
         let mut pairs = Vec::new();
         for (_, _, held) in self.keys.iter() {
-            let parts = held.parts();
-            for (at, one) in parts.iter().enumerate() {
-                let later = parts.get(at + 1..).unwrap_or_default();
+            let mut parts = held.parts();
+            while let Some(one) = parts.next() {
+                // Parts come by pane: past the last window of `one`'s, none
+                // shares a window with it.
+                let later = parts.clone().take_while(|other| {
+                    shape.first_window(other.start) <= shape.last_window(one.start)
+                });
                 for other in later {
                     if shape.share_a_window((one.start, one.from), (other.start, other.from)) {
                         pairs.extend(self.aggregation.host_comparisons(&one.accs, &other.accs));
