@@ -39,6 +39,26 @@ RSpec.describe "window_machines tumbling and hopping" do
       expect(status).to be_success
     end
 
+    it "ends as a pipeline's tools do once its reader leaves, though its input stays open" do
+      command = WindowMachinesSpec::Command
+      Open3.popen3(command::ENV_FOR_CHILD, *command_line("tumbling", "--quiet", "--size", "10"),
+                   chdir: command::ROOT) do |input, output, error, waiter|
+        input.write(%({"ts":1003}\n{"ts":1010}\n))
+        input.flush
+        expect(IO.select([output], nil, nil, 5) && output.gets).to eq(%({"start":1000,"end":1010,"count":1}\n))
+        output.close
+        # Closes [1010, 1020), which has nowhere to go; nothing more comes.
+        input.write(%({"ts":1020}\n))
+        input.flush
+        finished = waiter.join(10)
+        Process.kill(:KILL, waiter.pid) unless finished
+        expect(finished).to be_truthy, "still running 10 s after its reader left"
+        expect(waiter.value.termsig).to eq(Signal.list.fetch("PIPE"))
+        input.close
+        error.read
+      end
+    end
+
     it "moves window starts by --offset" do
       result = run_ok("tumbling", "--size", "10", "--offset", "5", "--key", "k", "--agg", "count,sum:v",
                       fixture("windows.jsonl"))

@@ -93,8 +93,13 @@ impl ResultWriter {
         Ok(())
     }
 
-    /// Has everything queued handed to the system, without waiting.
+    /// Has everything queued handed to the system, without waiting; a
+    /// failure since is returned by the next call (made while the input is
+    /// idle, it stops a run whose reader went away).
     pub fn flush_soon(&mut self) -> io::Result<()> {
+        if self.failed.load(Ordering::Relaxed) {
+            return self.flush();
+        }
         self.send()?;
         self.request(Request::Flush { answer: false })
     }

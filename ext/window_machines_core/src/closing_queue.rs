@@ -88,11 +88,11 @@ impl<E> ClosingQueue<E> {
         self.len += 1;
     }
 
-    /// The first entry, in the entries' order among those of a bucket,
-    /// that `fate` says has closed, from a bucket whose earliest time `closes`; left in
-    /// place until [`ClosingQueue::remove_first`] (a caller may have to ask
-    /// the host something first). Returned with its bucket's earliest time.
-    /// Stale entries before it are dropped.
+    /// The first entry, in the entries' own order within a bucket, that
+    /// `fate` says has closed, from a bucket whose earliest time `closes`;
+    /// left in place until [`ClosingQueue::remove_first`] (a caller may have
+    /// to ask the host something first). Returned with its bucket's
+    /// earliest time. Stale entries before it are dropped.
     pub fn peek_closed(
         &mut self,
         closes: impl Fn(u64) -> bool,

@@ -438,8 +438,10 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 
 /// A key's next window in the closing queue, with when the key started
 /// being held: windows that close together go in that order, read off the
-/// entry rather than looked up in the key's.
+/// entry rather than looked up in the key's. Packed to 12 bytes: a queue
+/// holds one for every key with an open window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(C, packed(4))]
 struct Due {
     seen: u64,
     slot: KeySlot,
