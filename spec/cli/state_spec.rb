@@ -89,6 +89,28 @@ RSpec.describe "window_machines --state" do
       expect(File).to exist(run.state)
     end
 
+    it "refuses to resume when an input read to its end before the stop has changed since (exit 1), and resumes once it is back" do
+      run = files("run")
+      first_lines = good_lines.first(20)
+      earlier = write_file(run.dir, "earlier.jsonl", first_lines.join)
+      input = write_file(run.dir, "in.jsonl", lines.join)
+      stopped = run_cli(*options, *file_args(run), earlier, input)
+      expect(stopped.exitstatus).to eq(1), stopped.describe
+      state = run.read(:state)
+      # Same length, one digit changed.
+      File.write(earlier, first_lines.join.sub('"amount":1}', '"amount":2}'))
+      File.write(input, good_lines.join)
+      changed = run_cli(*options, *file_args(run), earlier, input)
+      expect(changed.exitstatus).to eq(1), changed.describe
+      expect(changed.stderr).to include("earlier.jsonl: not what the state file's run read to its end")
+      expect(run.read(:state)).to eq(state)
+      File.write(earlier, first_lines.join)
+      resumed = run_cli(*options, *file_args(run), earlier, input)
+      expect(resumed).to be_success, resumed.describe
+      reference_of_both = run_cli(*options, earlier, input)
+      expect(run.read(:output)).to eq(reference_of_both.stdout)
+    end
+
     it "resumed once the line is fixed, cuts back what was written after the checkpoint and ends with the uninterrupted run's files" do
       run, input, = stopped_run
       # Whatever is past the recorded lengths must go.

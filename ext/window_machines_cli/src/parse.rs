@@ -63,8 +63,9 @@ pub enum Message {
     /// Lines of the current input, and how many bytes of its file have been
     /// read so far.
     Lines { batch: Batch, read: u64 },
-    /// The current input ended.
-    End,
+    /// The current input ended after `offset` bytes, whose CRC-32 is `crc`
+    /// (0 without a checksum).
+    End { offset: u64, crc: u32 },
     /// An input could not be read: the message says which and why.
     Failed(String),
 }
@@ -77,6 +78,8 @@ pub struct Start {
     pub line: u64,
     /// The CRC-32 of the input through `offset`, as first read.
     pub crc: u32,
+    /// Each input before `source`: its length and CRC-32, as first read.
+    pub read_before: Vec<(u64, u32)>,
     pub time_format: Option<TimeFormat>,
 }
 
@@ -98,6 +101,15 @@ pub fn start(job: &Job, from: Start) -> Parser {
     // compares checksums.
     let checksum = job.state.is_some();
     threads::spawn(move || {
+        // The inputs a resumed run skips must be what the stopped one read.
+        let earlier = job.sources.iter().zip(&from.read_before);
+        for (source, &(length, crc)) in earlier.take(from.source) {
+            if let Err(message) = check_read_before(source, length, crc) {
+                // Gone only when the run stopped: nobody is listening.
+                let _ignored = sender.send(Message::Failed(message));
+                return;
+            }
+        }
         let mut reader = EventReader::new(
             job.fields(),
             job.keys.len(),
@@ -107,11 +119,7 @@ pub fn start(job: &Job, from: Start) -> Parser {
         for (index, source) in job.sources.iter().enumerate().skip(from.source) {
             // Standard input, or a pipe, carries on with what it is given
             // next; a file is read on from where the checkpoint left it.
-            let is_file = source
-                .path
-                .as_ref()
-                .is_some_and(|path| std::fs::metadata(path).is_ok_and(|meta| meta.is_file()));
-            let resume = (index == from.source && is_file && from.offset > 0).then_some((
+            let resume = (index == from.source && is_file(source) && from.offset > 0).then_some((
                 from.offset,
                 from.line,
                 from.crc,
@@ -125,6 +133,34 @@ pub fn start(job: &Job, from: Start) -> Parser {
         }
     });
     Parser { messages, spent }
+}
+
+/// Whether `source` is a regular file, which can be read again.
+fn is_file(source: &Source) -> bool {
+    source
+        .path
+        .as_ref()
+        .is_some_and(|path| std::fs::metadata(path).is_ok_and(|meta| meta.is_file()))
+}
+
+/// Refuses an input read to its end before a run stopped that is no longer
+/// what it read: `length` bytes with the CRC-32 `crc`, and no more.
+/// Standard input and pipes, which a resumed run cannot read again, pass.
+fn check_read_before(source: &Source, length: u64, crc: u32) -> Result<(), String> {
+    if !is_file(source) {
+        return Ok(());
+    }
+    let failed = |error: std::io::Error| format!("{}: {error}", source.name());
+    let mut lines = Lines::open(source.path.as_deref()).map_err(failed)?;
+    lines.skip_to(length, 0).map_err(failed)?;
+    if lines.crc() != crc || lines.next_line().map_err(failed)?.is_some() {
+        return Err(format!(
+            "{}: not what the state file's run read to its end; remove the state file to \
+             start over",
+            source.name()
+        ));
+    }
+    Ok(())
 }
 
 /// The receiver hung up: the run is over.
@@ -195,7 +231,10 @@ fn read(
     if batch.send(sender, recycled, &lines).is_err() {
         return Ok(());
     }
-    let _ignored = sender.send(Message::End);
+    let _ignored = sender.send(Message::End {
+        offset: lines.offset,
+        crc: lines.crc(),
+    });
     Ok(())
 }
 

@@ -359,6 +359,7 @@ where
                 offset: self.progress.offset,
                 line: self.progress.line,
                 crc: self.progress.crc,
+                read_before: self.progress.read_before.clone(),
                 time_format: self.time_format,
             },
         );
@@ -411,7 +412,8 @@ where
                     let _ignored = spent.send(batch);
                     self.check(stop, read)?;
                 }
-                parse::Message::End => {
+                parse::Message::End { offset, crc } => {
+                    self.progress.read_before.push((offset, crc));
                     self.bytes_before += read;
                     read = 0;
                     self.progress.source += 1;

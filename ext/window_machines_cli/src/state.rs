@@ -14,7 +14,7 @@ use crate::timestamps::TimeFormat;
 use crate::values::Value;
 
 /// What a state file starts with: the name, then the version of its form.
-const MAGIC: &[u8; 8] = b"WMSTATE4";
+const MAGIC: &[u8; 8] = b"WMSTATE5";
 const MAGIC_NAME: &[u8; 7] = b"WMSTATE";
 
 /// Where the input was consumed to, and what was counted and written.
@@ -26,6 +26,8 @@ pub struct Progress {
     pub line: u64,
     /// The CRC-32 of those bytes.
     pub crc: u32,
+    /// Each input before `source`: its length and CRC-32.
+    pub read_before: Vec<(u64, u32)>,
     pub events: u64,
     pub late: u64,
     pub outside: u64,
@@ -242,6 +244,11 @@ pub fn save(
         progress.bad,
     ] {
         out.u64(value);
+    }
+    out.u64(progress.read_before.len() as u64);
+    for &(length, crc) in &progress.read_before {
+        out.u64(length);
+        out.u64(u64::from(crc));
     }
     for length in [progress.output, progress.late_file, progress.bad_file] {
         out.option(length);
@@ -460,6 +467,16 @@ pub fn load(path: &Path) -> Result<Option<Saved>, String> {
         bad: input.u64()?,
         ..Progress::default()
     };
+    let read_before = input.count(16)?;
+    for _ in 0..read_before {
+        let length = input.u64()?;
+        let crc = u32::try_from(input.u64()?).map_err(|_| damaged())?;
+        progress.read_before.push((length, crc));
+    }
+    // One for each input before the one being read.
+    if progress.read_before.len() as u64 != progress.source {
+        return Err(damaged());
+    }
     progress.output = input.option()?;
     progress.late_file = input.option()?;
     progress.bad_file = input.option()?;
@@ -534,6 +551,7 @@ mod tests {
             source: 1,
             offset: 99,
             line: 7,
+            read_before: vec![(4096, 0xDEAD_BEEF)],
             output: Some(120),
             late_header: Some(b"k,ts".to_vec()),
             first_bad: Some("in.jsonl:3: not JSON".to_owned()),

@@ -898,11 +898,12 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         starts
             .into_iter()
             .map(|start| {
+                // The panes inside the window, looked up rather than
+                // searched for among all the key's.
+                let last_pane = shape.end(start).saturating_sub(shape.pane);
                 let parts = held
-                    .parts()
-                    .filter(|part| {
-                        part.from <= start && part.start >= start && part.start < shape.end(start)
-                    })
+                    .in_panes(start, last_pane)
+                    .filter(|part| part.from <= start)
                     .map(|part| part.accs.as_slice())
                     .collect();
                 (start, shape.end(start), parts)
