@@ -89,6 +89,16 @@ RSpec.describe "window_machines --state" do
       expect(File).to exist(run.state)
     end
 
+    it "refuses to resume into an --output cut shorter than the state recorded, naming it once" do
+      run, input, = stopped_run
+      File.write(run.output, "")
+      File.write(input, good_lines.join)
+      result = run_cli(*options, *file_args(run), input)
+      expect(result.exitstatus).to eq(1), result.describe
+      expect(result.stderr).to include("#{run.output}: shorter than the state file says it was")
+      expect(result.stderr.scan(run.output).size).to eq(1)
+    end
+
     it "refuses to resume when an input read to its end before the stop has changed since (exit 1), and resumes once it is back" do
       run = files("run")
       first_lines = good_lines.first(20)

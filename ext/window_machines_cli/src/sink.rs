@@ -38,13 +38,11 @@ impl Sink {
         // A device or a pipe (/dev/null, /dev/stdout) is written as it is.
         if metadata.is_file() {
             if metadata.len() < length {
+                // The caller names the file.
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    format!(
-                        "{} is shorter than the state file says it was; remove the state \
-                         file to start over",
-                        path.display()
-                    ),
+                    "shorter than the state file says it was; remove the state file to start \
+                     over",
                 ));
             }
             file.set_len(length)?;
