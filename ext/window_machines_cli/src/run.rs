@@ -59,7 +59,7 @@ pub struct Summary {
 
 /// An event's key as the tracker holds it: short keys (most ids) inline,
 /// so holding one allocates nothing and comparing one reads no more memory.
-type Key = SmallVec<[u8; 24]>;
+pub(crate) type Key = SmallVec<[u8; 24]>;
 
 /// How long to wait for the parser before asking whether to stop.
 const PATIENCE: Duration = Duration::from_millis(100);

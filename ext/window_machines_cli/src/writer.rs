@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 use window_machines_core::AggregateHandover;
 
 use crate::records::RecordWriter;
+use crate::run::Key;
 use crate::sink::Sink;
 use crate::threads;
 use crate::timestamps::TimeFormat;
@@ -22,7 +23,6 @@ use crate::values::Value;
 const BATCH_RESULTS: usize = 512;
 const BATCHES_AHEAD: usize = 8;
 
-type Key = smallvec::SmallVec<[u8; 24]>;
 type Result = AggregateHandover<Key, Value>;
 
 enum Request {

@@ -272,31 +272,31 @@ impl<V> KeyParts<V> {
     /// The newest part of the pane at `start`: where an event goes if its
     /// `from` is that part's (see `KeyedWindows::update`).
     fn newest_in_pane(&self, start: u64) -> Option<&Part<V>> {
-        self.in_panes(start, start).last()
+        let (slice, lots) = self.split();
+        match lots {
+            Some(lots) => lots
+                .parts
+                .range((start, 0)..=(start, u64::MAX))
+                .next_back()
+                .map(|(_, part)| part),
+            None => newest_in_pane_at(slice, start).and_then(|at| slice.get(at)),
+        }
     }
 
     fn newest_in_pane_mut(&mut self, start: u64) -> Option<&mut Part<V>> {
-        let (slice, lots): (&mut [Part<V>], _) = match self {
+        let slice: &mut [Part<V>] = match self {
             KeyParts::Empty => return None,
-            KeyParts::One(part) => (std::slice::from_mut(part), None),
-            KeyParts::Few(parts) => (parts, None),
-            KeyParts::Lots(lots) => (&mut [], Some(lots)),
+            KeyParts::One(part) => std::slice::from_mut(part),
+            KeyParts::Few(parts) => parts,
+            KeyParts::Lots(lots) => {
+                return lots
+                    .parts
+                    .range_mut((start, 0)..=(start, u64::MAX))
+                    .next_back()
+                    .map(|(_, part)| part)
+            }
         };
-        if let Some(lots) = lots {
-            return lots
-                .parts
-                .range_mut((start, 0)..=(start, u64::MAX))
-                .next_back()
-                .map(|(_, part)| part);
-        }
-        // Events mostly land in the newest pane.
-        let end = match slice.last() {
-            Some(last) if last.start <= start => slice.len(),
-            _ => slice.partition_point(|part| part.start <= start),
-        };
-        end.checked_sub(1)
-            .and_then(|at| slice.get_mut(at))
-            .filter(|part| part.start == start)
+        newest_in_pane_at(slice, start).and_then(|at| slice.get_mut(at))
     }
 
     /// Adds `part` after every part of its pane made before it.
@@ -411,6 +411,17 @@ impl<V> KeyParts<V> {
         }
         usize::try_from(count).unwrap_or(usize::MAX)
     }
+}
+
+/// Where in `parts` (sorted by pane) the newest part of the pane at
+/// `start` is. Events mostly land in the newest pane, checked first.
+fn newest_in_pane_at<V>(parts: &[Part<V>], start: u64) -> Option<usize> {
+    let end = match parts.last() {
+        Some(last) if last.start <= start => parts.len(),
+        _ => parts.partition_point(|part| part.start <= start),
+    };
+    end.checked_sub(1)
+        .filter(|&at| parts.get(at).is_some_and(|part| part.start == start))
 }
 
 impl<V> LotsOfParts<V> {
