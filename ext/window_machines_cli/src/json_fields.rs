@@ -256,8 +256,8 @@ impl Scan<'_> {
                     self.at = self.text.len();
                     return Err(self.problem("unterminated string"));
                 };
-                if rest[..stop].iter().any(|&byte| byte < 0x20) {
-                    self.at += stop;
+                if let Some(control) = rest[..stop].iter().position(|&byte| byte < 0x20) {
+                    self.at += control;
                     return Err(self.problem("control character in a string"));
                 }
                 self.at += stop;
@@ -412,20 +412,24 @@ pub fn decode_string(raw: &[u8]) -> Result<Vec<u8>, String> {
             b'u' => {
                 let high = hex4(&raw[at..]).ok_or_else(bad)?;
                 at += 4;
+                // Ruby's JSON would make such a string invalid UTF-8, which
+                // no key or output can carry.
+                let unpaired =
+                    || format!("malformed JSON: unpaired surrogate \\u{high:04x} in a string");
                 let code = if (0xD800..0xDC00).contains(&high) {
                     if raw.get(at..at + 2) != Some(b"\\u") {
-                        return Err(bad());
+                        return Err(unpaired());
                     }
                     let low = hex4(&raw[at + 2..]).ok_or_else(bad)?;
                     if !(0xDC00..0xE000).contains(&low) {
-                        return Err(bad());
+                        return Err(unpaired());
                     }
                     at += 6;
                     0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
                 } else {
                     high
                 };
-                char::from_u32(code).ok_or_else(bad)?
+                char::from_u32(code).ok_or_else(unpaired)?
             }
             _ => return Err(bad()),
         };
@@ -477,10 +481,11 @@ mod tests {
                 scan.at = text.len();
                 return Err(scan.problem("unterminated string"));
             };
-            scan.at += stop;
-            if rest[..stop].iter().any(|&byte| byte < 0x20) {
+            if let Some(control) = rest[..stop].iter().position(|&byte| byte < 0x20) {
+                scan.at += control;
                 return Err(scan.problem("control character in a string"));
             }
+            scan.at += stop;
             match text[scan.at] {
                 b'"' => return Ok((0, scan.at + 1, escaped)),
                 b'\\' => {
@@ -514,6 +519,45 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_control_character_is_reported_at_its_own_column() {
+        for before in [1_usize, 31, 40] {
+            let mut text = b"\"".to_vec();
+            text.extend(std::iter::repeat_n(b'a', before));
+            text.push(1);
+            text.extend_from_slice(b"bc\"");
+            let mut scan = Scan { text: &text, at: 0 };
+            let column = before + 2;
+            assert_eq!(
+                scan.string(),
+                Err(format!(
+                    "malformed JSON at column {column}: control character in a string"
+                ))
+            );
+        }
+    }
+
+    #[test]
+    fn surrogates_decode_in_pairs_and_are_refused_alone() {
+        assert_eq!(
+            decode_string(br"a\ud83d\ude00"),
+            Ok("a\u{1f600}".as_bytes().to_vec())
+        );
+        for (raw, named) in [
+            (&br"\ud800"[..], "d800"),
+            (br"\ud800x", "d800"),
+            (br"\ud800\u0041", "d800"),
+            (br"\udc00", "dc00"),
+        ] {
+            assert_eq!(
+                decode_string(raw),
+                Err(format!(
+                    "malformed JSON: unpaired surrogate \\u{named} in a string"
+                ))
+            );
         }
     }
 
