@@ -13,7 +13,10 @@
 #   (c) RSS per version held, beyond the values (made beforehand);
 #   (d) RSS of a table fed for 10 times its history retention with the same
 #       KEYS keys throughout (Integer values, so only the table allocates),
-#       read at 1x, 2x and 10x the retention.
+#       read at 1x, 2x and 10x the retention;
+#   (e) one busy key put every tick, in order, so each put expires its
+#       oldest version: a put among 160,000 versions against one among
+#       10,000 (a cost in proportion to the history would read 16x).
 # Times are the best of a few runs, alternating between the contenders, and
 # ratios are measured in this process. Lookups at these sizes wait on
 # memory, so on a machine whose cache other work shares they move by 20% or
@@ -46,6 +49,7 @@ RUBY_OVER_GEM_TARGET = 2.0
 PUT_OVER_HASH_TARGET = 1.5
 RSS_TARGET = 48
 FLAT_TARGET = 1.1
+BUSY_TARGET = 1.5
 
 def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
@@ -197,6 +201,14 @@ def flat_stream(keys)
   [readings, late_into_history]
 end
 
+# (e): ns per put of one key put every tick for `history` ticks beyond a
+# retention of `history`, so that it always holds `history` versions.
+def busy_key_puts(history)
+  table = WindowMachines::VersionedTable.new(history)
+  history.times { |at| table.put("busy", at, at) }
+  timed(history) { history.step(2 * history - 1) { |at| table.put("busy", at, at) } }
+end
+
 work = workload(KEYS)
 warmup = workload(WARMUP_KEYS, seed: 1)
 puts RUBY_DESCRIPTION
@@ -268,6 +280,9 @@ flat.each do |multiple, stream_time, versions, bytes|
               multiple, stream_time, versions, mb(bytes), bytes.to_f / versions)
 end
 
+few, many = Array.new(3) { [busy_key_puts(10_000), busy_key_puts(160_000)] }.transpose.map(&:min)
+puts format("(e) one key put every tick: %.0f ns a put among 160,000 versions, %.0f among 10,000", many, few)
+
 puts
 puts format("(a) VersionedTable#get(key, ts) / Hash#[] at %d keys: %s", KEYS, at_most(get_ns[:gem] / get_ns[:hash], GET_OVER_HASH_TARGET))
 puts format("(a) plain-Ruby versioned table #get(key, ts) / VersionedTable#get(key, ts): %s%s",
@@ -280,3 +295,5 @@ puts format("(c) RSS per version held: %.0f bytes beyond the values (memsize_of 
 puts format("(d) table RSS at 10x the retention / at 1x: %.2fx, holding %.2fx the versions (nothing has expired at 1x); " \
             "at 10x / at 2x: %s", rss10.to_f / rss1, versions10.to_f / versions1,
             at_most(rss10.to_f / rss2, FLAT_TARGET))
+puts format("(e) a put expiring its key's oldest version, among 160,000 / among 10,000: %s",
+            at_most(many / few, BUSY_TARGET))
