@@ -11,7 +11,9 @@ module WindowMachines
   #
   # @!method self.run_job(job)
   #   Runs a job built by {Options#parse}, defined by the extension. Signals
-  #   that arrive meanwhile are raised once the state is saved.
+  #   that arrive meanwhile are raised once the state is saved (or, when the
+  #   output is not being read, after two seconds, the state saved before
+  #   standing).
   #   @param job [Hash]
   #   @return [Hash] the counts (`:events`, `:late`, `:outside`, `:bad`, `:results`,
   #     `:first_bad`, `:resumed`), or `{failure:, message:}` where failure
@@ -94,9 +96,12 @@ module WindowMachines
       SUCCESS
     end
 
+    # A run stopped while its output was not being read keeps the state
+    # saved before, if there was one.
     def self.stopped(signal, job)
+      state = job&.dig(:state)
       warn "window_machines: stopped by SIG#{Signal.signame(signal.signo)}" \
-           "#{"; state saved to #{job[:state]}" if job&.dig(:state)}"
+           "#{"; state saved to #{state}" if state && File.exist?(state)}"
       128 + signal.signo
     end
 

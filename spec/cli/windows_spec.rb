@@ -59,6 +59,31 @@ RSpec.describe "window_machines tumbling and hopping" do
       end
     end
 
+    it "stops on SIGTERM while its reader reads nothing, claiming a saved state only when there is one" do
+      command = WindowMachinesSpec::Command
+      Dir.mktmpdir do |dir|
+        # 100,000 one-second windows: megabytes of output, far past what a
+        # pipe holds.
+        input = File.join(dir, "events.jsonl")
+        File.write(input, Array.new(100_000) { |n| %({"k":"k#{n}","ts":#{n}}\n) }.join)
+        state = File.join(dir, "run.state")
+        Open3.popen3(command::ENV_FOR_CHILD,
+                     *command_line("tumbling", "--quiet", "--size", "1", "--key", "k", "--state", state, input),
+                     chdir: command::ROOT) do |stdin, _output, error, waiter|
+          stdin.close
+          sleep 1.5 # past the first checkpoint, which the full pipe may have held up
+          Process.kill(:TERM, waiter.pid)
+          finished = waiter.join(10)
+          Process.kill(:KILL, waiter.pid) unless finished
+          expect(finished).to be_truthy, "still running 10 s after SIGTERM"
+          expect(waiter.value.exitstatus).to eq(128 + Signal.list.fetch("TERM"))
+          message = error.read
+          expect(message).to start_with("window_machines: stopped by SIGTERM")
+          expect(message.include?("state saved")).to eq(File.exist?(state))
+        end
+      end
+    end
+
     it "moves window starts by --offset" do
       result = run_ok("tumbling", "--size", "10", "--offset", "5", "--key", "k", "--agg", "count,sum:v",
                       fixture("windows.jsonl"))

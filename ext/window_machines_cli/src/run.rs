@@ -3,6 +3,7 @@
 
 mod events;
 mod resume;
+mod stopper;
 
 use std::io;
 use std::path::Path;
@@ -25,7 +26,9 @@ use crate::sink::Sink;
 use crate::state::{self, Progress};
 use crate::timestamps::TimeFormat;
 use crate::values::Value;
-use crate::writer::ResultWriter;
+use crate::writer::{self, ResultWriter};
+
+use stopper::Stopper;
 
 /// How a run ended, when it did not finish.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +41,8 @@ pub enum Failure {
     BadLine(String),
     /// Writing failed; `broken_pipe` when the reader went away.
     Output { message: String, broken_pipe: bool },
-    /// Asked to stop (a signal); the state was saved.
+    /// Asked to stop (a signal); the state was saved, or, when the output
+    /// was not being read, the one saved before stands.
     Stopped,
 }
 
@@ -77,7 +81,8 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// Runs `job`; `stop` is asked now and then whether to stop (say, on a
-/// signal), in which case the state is saved and the run ends.
+/// signal), in which case the state is saved and the run ends. It is asked
+/// too while the run waits on its output, which may never take more.
 pub fn run(job: &Job, stop: &mut dyn FnMut() -> bool) -> Result<Summary, Failure> {
     if job.fields().len() > MAX_FIELDS {
         return Err(Failure::Usage(format!(
@@ -96,7 +101,7 @@ pub fn run(job: &Job, stop: &mut dyn FnMut() -> bool) -> Result<Summary, Failure
     let lag = job.lag;
     match job.windows {
         Windows::Sessions { gap } => {
-            Runner::start(job, ["first", "last"], |format: TimeFormat| {
+            Runner::start(job, ["first", "last"], stop, |format: TimeFormat| {
                 let gap = gap.ticks(format, "gap")?;
                 let lag = lag.ticks(format, "lag")?;
                 let clock = EventClock::new(ClockMode::Stream, Trail::Sessions, lag, None);
@@ -104,14 +109,14 @@ pub fn run(job: &Job, stop: &mut dyn FnMut() -> bool) -> Result<Summary, Failure
                     .map(|sessions| sessions.with_per_key_limit(SESSIONS_PER_KEY))
                     .map_err(|error| error.to_string())
             })?
-            .run(stop)
+            .run()
         }
         Windows::Hopping {
             size,
             advance,
             grace,
             offset,
-        } => Runner::start(job, ["start", "end"], |format: TimeFormat| {
+        } => Runner::start(job, ["start", "end"], stop, |format: TimeFormat| {
             let shape = Shape::new(
                 size.ticks(format, "size")?,
                 advance.ticks(format, "advance")?,
@@ -127,7 +132,7 @@ pub fn run(job: &Job, stop: &mut dyn FnMut() -> bool) -> Result<Summary, Failure
             let clock = EventClock::new(ClockMode::Stream, Trail::Windows, delay, None);
             Ok(KeyedWindows::new(shape, clock, aggregation.clone()))
         })?
-        .run(stop),
+        .run(),
     }
 }
 
@@ -200,6 +205,7 @@ struct Runner<'j, T, F> {
     /// event.
     time_format: Option<TimeFormat>,
     results: ResultWriter,
+    stop: Stopper<'j>,
     late: Option<Sink>,
     bad: Option<Sink>,
     /// The current CSV file's header, for late and bad files.
@@ -215,6 +221,9 @@ struct Runner<'j, T, F> {
 }
 
 fn output_failure(error: &io::Error) -> Failure {
+    if writer::gave_up(error) {
+        return Failure::Stopped;
+    }
     Failure::Output {
         message: error.to_string(),
         broken_pipe: error.kind() == io::ErrorKind::BrokenPipe,
@@ -261,7 +270,12 @@ where
 {
     /// Opens the outputs and, when the state file has one, takes up a
     /// stopped run.
-    fn start(job: &'j Job, times: [&str; 2], make: F) -> Result<Self, Failure> {
+    fn start(
+        job: &'j Job,
+        times: [&str; 2],
+        stop: &'j mut dyn FnMut() -> bool,
+        make: F,
+    ) -> Result<Self, Failure> {
         let saved = match job.state_path() {
             Some(path) => state::load(path)
                 .map_err(|error| Failure::BadInput(format!("{}: {error}", path.display())))?,
@@ -317,6 +331,7 @@ where
                 RecordWriter::new(job.output_format, &job.keys, times, &aggregate_names),
                 output,
             ),
+            stop: Stopper::new(stop),
             late,
             bad,
             csv_header: Vec::new(),
@@ -351,7 +366,7 @@ where
         }
     }
 
-    fn run(mut self, stop: &mut dyn FnMut() -> bool) -> Result<Summary, Failure> {
+    fn run(mut self) -> Result<Summary, Failure> {
         let parse::Parser { messages, spent } = parse::start(
             self.job,
             parse::Start {
@@ -377,7 +392,7 @@ where
                     match messages.recv_timeout(PATIENCE) {
                         Ok(message) => message,
                         Err(RecvTimeoutError::Timeout) => {
-                            self.check(stop, read)?;
+                            self.check(read)?;
                             continue;
                         }
                         Err(RecvTimeoutError::Disconnected) => break,
@@ -410,7 +425,7 @@ where
                     self.take_lines(&batch.bytes, &batch.lines, &source_name, source_format)?;
                     // Gone only when the parser is: nothing more to fill.
                     let _ignored = spent.send(batch);
-                    self.check(stop, read)?;
+                    self.check(read)?;
                 }
                 parse::Message::End { offset, crc } => {
                     self.progress.read_before.push((offset, crc));
@@ -435,8 +450,8 @@ where
     }
 
     /// Asks whether to stop, and checkpoints and shows progress when due.
-    fn check(&mut self, stop: &mut dyn FnMut() -> bool, read: u64) -> Result<(), Failure> {
-        if stop() {
+    fn check(&mut self, read: u64) -> Result<(), Failure> {
+        if self.stop.asked() {
             self.checkpoint()?;
             return Err(Failure::Stopped);
         }
@@ -458,16 +473,18 @@ where
     /// Hands every output to the system, and waits for the results to be
     /// written: their length is then known.
     fn flush(&mut self) -> Result<(), Failure> {
+        let stop = &mut self.stop;
         self.results
-            .flush()
+            .flush(&mut || stop.may_wait())
             .map_err(|error| output_failure(&error))?;
         self.flush_lines()
     }
 
     /// Hands every output to the system, without waiting for the results.
     fn flush_soon(&mut self) -> Result<(), Failure> {
+        let stop = &mut self.stop;
         self.results
-            .flush_soon()
+            .flush_soon(&mut || stop.may_wait())
             .map_err(|error| output_failure(&error))?;
         self.flush_lines()
     }

@@ -2,12 +2,17 @@
 //! own: the windowing thread only moves each one into a batch, and the
 //! formatting and the writes overlap its work on the other core.
 
+use std::error::Error;
+use std::fmt;
 use std::io;
 use std::mem;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{
+    channel, sync_channel, Receiver, RecvTimeoutError, Sender, SyncSender, TrySendError,
+};
 use std::sync::Arc;
-use std::thread::JoinHandle;
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
 
 use window_machines_core::AggregateHandover;
 
@@ -22,6 +27,33 @@ use crate::values::Value;
 /// busy, few enough that a result reaches the output soon after it closed.
 const BATCH_RESULTS: usize = 512;
 const BATCHES_AHEAD: usize = 8;
+/// How often a wait for the writer thread to take a batch, or to answer,
+/// asks whether it may go on.
+const POLL: Duration = Duration::from_micros(250);
+const ANSWER_POLL: Duration = Duration::from_millis(20);
+
+/// Asked while the windowing thread waits for the writer thread: whether it
+/// may go on waiting.
+pub type MayWait<'a> = &'a mut dyn FnMut() -> bool;
+
+/// The error of a wait given up on: the output was not taking what it was
+/// given, and the run was asked to stop.
+#[derive(Debug)]
+struct GaveUp;
+
+impl fmt::Display for GaveUp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("stopped while the output was not being read")
+    }
+}
+
+impl Error for GaveUp {}
+
+/// Whether `error` is a wait for the writer given up on.
+#[must_use]
+pub fn gave_up(error: &io::Error) -> bool {
+    error.get_ref().is_some_and(|inner| inner.is::<GaveUp>())
+}
 
 type Result = AggregateHandover<Key, Value>;
 
@@ -45,6 +77,9 @@ pub struct ResultWriter {
     thread: Option<JoinHandle<()>>,
     /// The output's length when last flushed (`None` for standard output).
     length: Option<u64>,
+    /// A wait was given up on: the writer thread may be blocked in a write
+    /// for good, and is left to end with the process.
+    gave_up: bool,
 }
 
 impl ResultWriter {
@@ -72,22 +107,30 @@ impl ResultWriter {
             failed,
             thread: Some(thread),
             length,
+            gave_up: false,
         }
     }
 
     /// Queues one closed window or session, its times written in `format`.
     /// A failure to write an earlier one is returned here, soon after it
     /// happened, so that a run into a closed pipe stops early.
-    pub fn write(&mut self, format: TimeFormat, result: Result) -> io::Result<()> {
+    /// While the writer thread is behind, `may_wait` is asked now and then
+    /// whether to go on waiting; every wait below is so.
+    pub fn write(
+        &mut self,
+        format: TimeFormat,
+        result: Result,
+        may_wait: MayWait,
+    ) -> io::Result<()> {
         if self.format != Some(format) {
-            self.send()?;
+            self.send(may_wait)?;
             self.format = Some(format);
         }
         self.batch.push(result);
         if self.batch.len() >= BATCH_RESULTS {
-            self.send()?;
+            self.send(may_wait)?;
             if self.failed.load(Ordering::Relaxed) {
-                return self.flush();
+                return self.flush(may_wait);
             }
         }
         Ok(())
@@ -96,25 +139,28 @@ impl ResultWriter {
     /// Has everything queued handed to the system, without waiting; a
     /// failure since is returned by the next call (made while the input is
     /// idle, it stops a run whose reader went away).
-    pub fn flush_soon(&mut self) -> io::Result<()> {
+    pub fn flush_soon(&mut self, may_wait: MayWait) -> io::Result<()> {
         if self.failed.load(Ordering::Relaxed) {
-            return self.flush();
+            return self.flush(may_wait);
         }
-        self.send()?;
-        self.request(Request::Flush { answer: false })
+        self.send(may_wait)?;
+        self.request(Request::Flush { answer: false }, may_wait)
     }
 
     /// Has everything queued written and handed to the system, and waits
     /// for it: the output's length is then [`ResultWriter::length`].
-    pub fn flush(&mut self) -> io::Result<()> {
-        self.send()?;
-        self.request(Request::Flush { answer: true })?;
-        match self.answers.recv() {
-            Ok(answer) => {
-                self.length = answer?;
-                Ok(())
+    pub fn flush(&mut self, may_wait: MayWait) -> io::Result<()> {
+        self.send(may_wait)?;
+        self.request(Request::Flush { answer: true }, may_wait)?;
+        loop {
+            match self.answers.recv_timeout(ANSWER_POLL) {
+                Ok(answer) => {
+                    self.length = answer?;
+                    return Ok(());
+                }
+                Err(RecvTimeoutError::Timeout) => self.may_wait(may_wait)?,
+                Err(RecvTimeoutError::Disconnected) => return Err(self.gone()),
             }
-            Err(_) => Err(self.gone()),
         }
     }
 
@@ -125,7 +171,7 @@ impl ResultWriter {
         self.length
     }
 
-    fn send(&mut self) -> io::Result<()> {
+    fn send(&mut self, may_wait: MayWait) -> io::Result<()> {
         let Some(format) = self.format.filter(|_| !self.batch.is_empty()) else {
             return Ok(());
         };
@@ -134,19 +180,34 @@ impl ResultWriter {
             .try_recv()
             .unwrap_or_else(|_| Vec::with_capacity(BATCH_RESULTS));
         let batch = mem::replace(&mut self.batch, next);
-        self.request(Request::Write(format, batch))
+        self.request(Request::Write(format, batch), may_wait)
     }
 
-    fn request(&mut self, request: Request) -> io::Result<()> {
-        let sent = self
-            .requests
-            .as_ref()
-            .is_some_and(|requests| requests.send(request).is_ok());
-        if sent {
-            Ok(())
-        } else {
-            Err(self.gone())
+    fn request(&mut self, mut request: Request, may_wait: MayWait) -> io::Result<()> {
+        loop {
+            let Some(requests) = self.requests.as_ref() else {
+                return Err(self.gone());
+            };
+            // A blocking send would not hear of a signal while the output
+            // takes nothing.
+            match requests.try_send(request) {
+                Ok(()) => return Ok(()),
+                Err(TrySendError::Full(unsent)) => {
+                    request = unsent;
+                    thread::sleep(POLL);
+                    self.may_wait(may_wait)?;
+                }
+                Err(TrySendError::Disconnected(_)) => return Err(self.gone()),
+            }
         }
+    }
+
+    fn may_wait(&mut self, may_wait: MayWait) -> io::Result<()> {
+        if may_wait() {
+            return Ok(());
+        }
+        self.gave_up = true;
+        Err(io::Error::new(io::ErrorKind::Interrupted, GaveUp))
     }
 
     /// The writer thread ended before it was asked to, which only a panic
@@ -161,10 +222,11 @@ impl ResultWriter {
 }
 
 impl Drop for ResultWriter {
-    /// Ends the writer thread once it has written what it was given.
+    /// Ends the writer thread once it has written what it was given,
+    /// unless it was given up on.
     fn drop(&mut self) {
         self.requests = None;
-        if let Some(thread) = self.thread.take() {
+        if let Some(thread) = self.thread.take().filter(|_| !self.gave_up) {
             let _ignored = thread.join();
         }
     }

@@ -166,8 +166,9 @@ where
                     })?
                 }
             };
+            let stop = &mut self.stop;
             self.results
-                .write(format, handover)
+                .write(format, handover, &mut || stop.may_wait())
                 .map_err(|error| output_failure(&error))?;
             self.summary.results += 1;
         }
