@@ -108,8 +108,8 @@ module WindowMachines
   # @!method grace
   #   @return [Integer]
   # @!method aggregate
-  #   @return [Object] the `aggregate:` given; a Hash as a frozen copy,
-  #     taken at construction.
+  #   @return [Object] the `aggregate:` given; a Hash as a frozen plain
+  #     Hash of its pairs (no default, no subclass), taken at construction.
   # @!method inspect
   #   @return [String]
   class SessionWindows

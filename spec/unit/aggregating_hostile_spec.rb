@@ -336,6 +336,19 @@ RSpec.describe "Aggregating windows and hostile user code" do
       expect(Marshal.load(Marshal.dump(tracker)).flush.to_a).to eq([["ana", 0, 10, { views: 1, spent: 5 }]])
     end
 
+    it "copies the pairs alone into a plain Hash: a default proc or a subclass does not follow, and the tracker Marshals" do
+      with_default = Hash.new { |hash, name| hash[name] = aggregate::Count.new }
+      with_default[:views] = aggregate::Count.new
+      subclassed = Class.new(Hash)[spent: aggregate::Sum.new(:amount)]
+      [with_default, subclassed].each do |names|
+        tracker = WindowMachines::SessionWindows.new(10, aggregate: names)
+        tracker.add("ana", 1, { amount: 5 })
+        expect(tracker.aggregate).to be_an_instance_of(Hash).and eq(names.to_a.to_h)
+        expect(tracker.aggregate.default_proc).to be_nil
+        expect(Marshal.load(Marshal.dump(tracker))).to eq(tracker)
+      end
+    end
+
     it "is copied before any user code runs, so a name's hash that changes the caller's Hash changes nothing" do
       names = {}
       meddler = Class.new do

@@ -6,10 +6,8 @@ use std::cmp::Ordering;
 
 use magnus::r_hash::ForEach;
 use magnus::{
-    prelude::*,
-    rb_sys::{AsRawValue, FromRawValue},
-    value::Opaque,
-    Error, Float, Integer, RHash, RModule, Ruby, Symbol, Value,
+    prelude::*, rb_sys::AsRawValue, value::Opaque, Error, Float, Integer, RHash, RModule, Ruby,
+    Symbol, Value,
 };
 use rb_sys::{FIX2LONG, FIXNUM_P};
 use window_machines_core::{
@@ -130,15 +128,14 @@ impl RubyAggregation {
         // A Hash is read from a frozen copy, taken before any user code
         // runs, which is also what `aggregate` and checkpoints give back:
         // whatever code run meanwhile does to the caller's Hash, they
-        // describe the aggregators read.
+        // describe the aggregators read. `Hash[]` copies the pairs alone,
+        // into a plain Hash: a default proc (which Marshal refuses) or a
+        // subclass would say nothing about the aggregators.
         let argument = match RHash::from_value(argument) {
             Some(hash) => {
-                // SAFETY: `hash` is a live Hash (an argument of the running
-                // call); rb_hash_dup copies its table and flags without
-                // running Ruby code, and returns a new live Hash.
-                let copy = unsafe { Value::from_raw(rb_sys::rb_hash_dup(hash.as_raw())) };
+                let copy: RHash = ruby.class_hash().funcall("[]", (hash,))?;
                 copy.freeze();
-                copy
+                copy.as_value()
             }
             None => argument,
         };
