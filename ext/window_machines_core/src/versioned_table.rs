@@ -608,6 +608,39 @@ mod tests {
         assert_eq!(table.put("a", 2, 999), Ok(Placed::Latest));
     }
 
+    /// One busy key, its ring buffer wrapped around many times, against
+    /// every version ever put: the history is the versions still valid at
+    /// or after the cutoff, in order, whatever the puts' order.
+    #[test]
+    fn a_busy_key_keeps_its_reachable_history_in_order() {
+        let retention = 7;
+        let mut table = Table::new(retention);
+        let mut all = std::collections::BTreeMap::new();
+        for step in 0..2_000_u64 {
+            // In order, with every fifth put 1 to 6 ticks behind the
+            // newest (replacing it, or into the history's middle), never
+            // older than the retention allows.
+            let at = if step % 5 == 4 {
+                step - 1 - (step / 5) % 6
+            } else {
+                step
+            };
+            let value = i64::try_from(step).unwrap();
+            table.put("k", value, at).unwrap();
+            all.insert(at, value);
+            let cutoff = table.0.cutoff().unwrap();
+            let times: Vec<u64> = all.keys().copied().collect();
+            let expected: Vec<(i64, u64, Option<u64>)> = times
+                .iter()
+                .enumerate()
+                .map(|(n, &from)| (all[&from], from, times.get(n + 1).copied()))
+                .filter(|&(_, _, to)| to.is_none_or(|to| to > cutoff))
+                .collect();
+            assert_eq!(table.history("k"), expected, "after the put at {at}");
+        }
+        assert!(table.0.version_count() <= usize::try_from(retention).unwrap() + 2);
+    }
+
     #[test]
     fn churn_leaves_nothing_behind() {
         let mut table = Table::new(5);
