@@ -308,6 +308,11 @@ impl<K, V> VersionedTable<K, V> {
             .saturating_sub(1);
         versions.drain(..reachable_from);
         self.versions -= reachable_from;
+        // A key that once held many versions gives the memory back once it
+        // holds few; halving at a quarter keeps this amortized constant.
+        if versions.capacity() > 4 * versions.len().max(8) {
+            versions.shrink_to(2 * versions.len());
+        }
         let lone_old_tombstone = versions.len() == 1
             && versions
                 .front()
@@ -639,6 +644,19 @@ mod tests {
             assert_eq!(table.history("k"), expected, "after the put at {at}");
         }
         assert!(table.0.version_count() <= usize::try_from(retention).unwrap() + 2);
+    }
+
+    #[test]
+    fn a_key_that_held_many_versions_gives_the_memory_back() {
+        let mut table = Table::new(100_000);
+        for at in 0..100_000 {
+            table.put("k", 1, at).unwrap();
+        }
+        let full = table.0.heap_bytes();
+        // Far past the retention: all but the newest two expire.
+        table.put("k", 2, 1_000_000).unwrap();
+        assert_eq!(table.0.version_count(), 2);
+        assert!(table.0.heap_bytes() < full / 100, "{} of {full} bytes", table.0.heap_bytes());
     }
 
     #[test]
