@@ -84,6 +84,31 @@ RSpec.describe "window_machines tumbling and hopping" do
       end
     end
 
+    it "writes into a FIFO once its reader opens it, and stops on SIGTERM while none has" do
+      command = WindowMachinesSpec::Command
+      Dir.mktmpdir do |dir|
+        fifo = File.join(dir, "results")
+        File.mkfifo(fifo)
+        arguments = command_line("tumbling", "--quiet", "--size", "10", "--output", fifo, fixture("windows.jsonl"))
+        Open3.popen3(command::ENV_FOR_CHILD, *arguments, chdir: command::ROOT) do |stdin, _output, error, waiter|
+          stdin.close
+          sleep 0.5 # the run waits for a reader
+          expect(File.read(fifo).lines.size).to eq(3)
+          expect(waiter.value).to be_success, error.read
+        end
+        Open3.popen3(command::ENV_FOR_CHILD, *arguments, chdir: command::ROOT) do |stdin, _output, error, waiter|
+          stdin.close
+          sleep 0.5
+          Process.kill(:TERM, waiter.pid)
+          finished = waiter.join(10)
+          Process.kill(:KILL, waiter.pid) unless finished
+          expect(finished).to be_truthy, "still running 10 s after SIGTERM"
+          expect(waiter.value.exitstatus).to eq(128 + Signal.list.fetch("TERM"))
+          expect(error.read).to eq("window_machines: stopped by SIGTERM\n")
+        end
+      end
+    end
+
     it "moves window starts by --offset" do
       result = run_ok("tumbling", "--size", "10", "--offset", "5", "--key", "k", "--agg", "count,sum:v",
                       fixture("windows.jsonl"))

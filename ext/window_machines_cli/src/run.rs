@@ -22,11 +22,11 @@ use crate::job::{InputFormat, Job, Windows};
 use crate::json_fields::MAX_FIELDS;
 use crate::parse;
 use crate::records::RecordWriter;
-use crate::sink::Sink;
+use crate::sink::{self, Sink};
 use crate::state::{self, Progress};
 use crate::timestamps::TimeFormat;
 use crate::values::Value;
-use crate::writer::{self, ResultWriter};
+use crate::writer::ResultWriter;
 
 use stopper::Stopper;
 
@@ -221,7 +221,7 @@ struct Runner<'j, T, F> {
 }
 
 fn output_failure(error: &io::Error) -> Failure {
-    if writer::gave_up(error) {
+    if sink::is_gave_up(error) {
         return Failure::Stopped;
     }
     Failure::Output {
@@ -256,10 +256,15 @@ fn check_lines_kept(job: &Job, progress: &Progress) -> Result<(), Failure> {
     Ok(())
 }
 
-fn open_sink(path: &Path, length: Option<u64>) -> Result<Sink, Failure> {
-    Sink::file(path, length).map_err(|error| Failure::Output {
-        message: format!("{}: {error}", path.display()),
-        broken_pipe: false,
+fn open_sink(path: &Path, length: Option<u64>, stop: &mut Stopper) -> Result<Sink, Failure> {
+    Sink::file(path, length, &mut || !stop.asked()).map_err(|error| {
+        if sink::is_gave_up(&error) {
+            return Failure::Stopped;
+        }
+        Failure::Output {
+            message: format!("{}: {error}", path.display()),
+            broken_pipe: false,
+        }
     })
 }
 
@@ -296,12 +301,13 @@ where
             .map(|saved| saved.progress.clone())
             .unwrap_or_default();
         check_lines_kept(job, &progress)?;
+        let mut stop = Stopper::new(stop);
         let output = match &job.output {
-            Some(path) => open_sink(path, progress.output)?,
+            Some(path) => open_sink(path, progress.output, &mut stop)?,
             None => Sink::stdout(),
         };
-        let lines_sink = |path: &Path, length, header: &Option<Vec<u8>>| {
-            let mut sink = open_sink(path, length)?;
+        let mut lines_sink = |path: &Path, length, header: &Option<Vec<u8>>| {
+            let mut sink = open_sink(path, length, &mut stop)?;
             sink.set_csv_header(header.as_deref());
             Ok(sink)
         };
@@ -331,7 +337,7 @@ where
                 RecordWriter::new(job.output_format, &job.keys, times, &aggregate_names),
                 output,
             ),
-            stop: Stopper::new(stop),
+            stop,
             late,
             bad,
             csv_header: Vec::new(),

@@ -2,8 +2,6 @@
 //! own: the windowing thread only moves each one into a batch, and the
 //! formatting and the writes overlap its work on the other core.
 
-use std::error::Error;
-use std::fmt;
 use std::io;
 use std::mem;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +16,7 @@ use window_machines_core::AggregateHandover;
 
 use crate::records::RecordWriter;
 use crate::run::Key;
-use crate::sink::Sink;
+use crate::sink::{self, MayWait, Sink};
 use crate::threads;
 use crate::timestamps::TimeFormat;
 use crate::values::Value;
@@ -31,29 +29,6 @@ const BATCHES_AHEAD: usize = 8;
 /// asks whether it may go on.
 const POLL: Duration = Duration::from_micros(250);
 const ANSWER_POLL: Duration = Duration::from_millis(20);
-
-/// Asked while the windowing thread waits for the writer thread: whether it
-/// may go on waiting.
-pub type MayWait<'a> = &'a mut dyn FnMut() -> bool;
-
-/// The error of a wait given up on: the output was not taking what it was
-/// given, and the run was asked to stop.
-#[derive(Debug)]
-struct GaveUp;
-
-impl fmt::Display for GaveUp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("stopped while the output was not being read")
-    }
-}
-
-impl Error for GaveUp {}
-
-/// Whether `error` is a wait for the writer given up on.
-#[must_use]
-pub fn gave_up(error: &io::Error) -> bool {
-    error.get_ref().is_some_and(|inner| inner.is::<GaveUp>())
-}
 
 type Result = AggregateHandover<Key, Value>;
 
@@ -207,7 +182,7 @@ impl ResultWriter {
             return Ok(());
         }
         self.gave_up = true;
-        Err(io::Error::new(io::ErrorKind::Interrupted, GaveUp))
+        Err(sink::gave_up())
     }
 
     /// The writer thread ended before it was asked to, which only a panic
