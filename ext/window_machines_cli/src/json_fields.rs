@@ -252,14 +252,19 @@ impl Scan<'_> {
                 self.at = stop;
             } else {
                 let rest = &self.text[self.at..];
-                let Some(stop) = memchr::memchr3(b'"', b'\\', b'\n', rest) else {
-                    self.at = self.text.len();
-                    return Err(self.problem("unterminated string"));
-                };
-                if let Some(control) = rest[..stop].iter().position(|&byte| byte < 0x20) {
+                let stop = memchr::memchr3(b'"', b'\\', b'\n', rest);
+                // The first fault from the left is the one reported.
+                if let Some(control) = rest[..stop.unwrap_or(rest.len())]
+                    .iter()
+                    .position(|&byte| byte < 0x20)
+                {
                     self.at += control;
                     return Err(self.problem("control character in a string"));
                 }
+                let Some(stop) = stop else {
+                    self.at = self.text.len();
+                    return Err(self.problem("unterminated string"));
+                };
                 self.at += stop;
             }
             match self.text[self.at] {
@@ -477,14 +482,18 @@ mod tests {
         let mut escaped = false;
         loop {
             let rest = &scan.text[scan.at..];
-            let Some(stop) = memchr::memchr3(b'"', b'\\', b'\n', rest) else {
-                scan.at = text.len();
-                return Err(scan.problem("unterminated string"));
-            };
-            if let Some(control) = rest[..stop].iter().position(|&byte| byte < 0x20) {
+            let stop = memchr::memchr3(b'"', b'\\', b'\n', rest);
+            if let Some(control) = rest[..stop.unwrap_or(rest.len())]
+                .iter()
+                .position(|&byte| byte < 0x20)
+            {
                 scan.at += control;
                 return Err(scan.problem("control character in a string"));
             }
+            let Some(stop) = stop else {
+                scan.at = text.len();
+                return Err(scan.problem("unterminated string"));
+            };
             scan.at += stop;
             match text[scan.at] {
                 b'"' => return Ok((0, scan.at + 1, escaped)),
@@ -523,20 +532,22 @@ mod tests {
     }
 
     #[test]
-    fn a_control_character_is_reported_at_its_own_column() {
+    fn a_control_character_is_reported_at_its_own_column_before_a_missing_quote() {
         for before in [1_usize, 31, 40] {
-            let mut text = b"\"".to_vec();
-            text.extend(std::iter::repeat_n(b'a', before));
-            text.push(1);
-            text.extend_from_slice(b"bc\"");
-            let mut scan = Scan { text: &text, at: 0 };
-            let column = before + 2;
-            assert_eq!(
-                scan.string(),
-                Err(format!(
-                    "malformed JSON at column {column}: control character in a string"
-                ))
-            );
+            for ending in [&b"bc\""[..], b"bc"] {
+                let mut text = b"\"".to_vec();
+                text.extend(std::iter::repeat_n(b'a', before));
+                text.push(1);
+                text.extend_from_slice(ending);
+                let mut scan = Scan { text: &text, at: 0 };
+                let column = before + 2;
+                assert_eq!(
+                    scan.string(),
+                    Err(format!(
+                        "malformed JSON at column {column}: control character in a string"
+                    ))
+                );
+            }
         }
     }
 
