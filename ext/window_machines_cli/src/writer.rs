@@ -90,7 +90,7 @@ impl ResultWriter {
     /// A failure to write an earlier one is returned here, soon after it
     /// happened, so that a run into a closed pipe stops early.
     /// While the writer thread is behind, `may_wait` is asked now and then
-    /// whether to go on waiting; every wait below is so.
+    /// whether to go on waiting, as in every method here that waits.
     pub fn write(
         &mut self,
         format: TimeFormat,

@@ -656,7 +656,11 @@ mod tests {
         // Far past the retention: all but the newest two expire.
         table.put("k", 2, 1_000_000).unwrap();
         assert_eq!(table.0.version_count(), 2);
-        assert!(table.0.heap_bytes() < full / 100, "{} of {full} bytes", table.0.heap_bytes());
+        assert!(
+            table.0.heap_bytes() < full / 100,
+            "{} of {full} bytes",
+            table.0.heap_bytes()
+        );
     }
 
     #[test]
