@@ -109,6 +109,30 @@ RSpec.describe "window_machines tumbling and hopping" do
       end
     end
 
+    it "stops on SIGTERM while its --late FIFO's reader reads nothing" do
+      command = WindowMachinesSpec::Command
+      Dir.mktmpdir do |dir|
+        # One event, then 100,000 late ones: megabytes of late lines.
+        input = File.join(dir, "events.jsonl")
+        File.write(input, %({"ts":1000000}\n) + (%({"ts":1,"pad":"#{"x" * 40}"}\n) * 100_000))
+        late = File.join(dir, "late")
+        File.mkfifo(late)
+        File.open(late, File::RDONLY | File::NONBLOCK) do |_never_read|
+          arguments = command_line("tumbling", "--quiet", "--size", "10", "--late", late, input)
+          Open3.popen3(command::ENV_FOR_CHILD, *arguments, chdir: command::ROOT) do |stdin, _output, error, waiter|
+            stdin.close
+            sleep 1
+            Process.kill(:TERM, waiter.pid)
+            finished = waiter.join(10)
+            Process.kill(:KILL, waiter.pid) unless finished
+            expect(finished).to be_truthy, "still running 10 s after SIGTERM"
+            expect(waiter.value.exitstatus).to eq(128 + Signal.list.fetch("TERM"))
+            expect(error.read).to eq("window_machines: stopped by SIGTERM\n")
+          end
+        end
+      end
+    end
+
     it "moves window starts by --offset" do
       result = run_ok("tumbling", "--size", "10", "--offset", "5", "--key", "k", "--agg", "count,sum:v",
                       fixture("windows.jsonl"))

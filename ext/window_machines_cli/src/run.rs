@@ -7,6 +7,7 @@ mod stopper;
 
 use std::io;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
@@ -26,7 +27,7 @@ use crate::sink::{self, Sink};
 use crate::state::{self, Progress};
 use crate::timestamps::TimeFormat;
 use crate::values::Value;
-use crate::writer::ResultWriter;
+use crate::writer::{Outputs, ResultWriter};
 
 use stopper::Stopper;
 
@@ -204,12 +205,12 @@ struct Runner<'j, T, F> {
     /// How times are written: given, restored, or learnt from the first
     /// event.
     time_format: Option<TimeFormat>,
+    /// Writes the results, late and bad lines.
     results: ResultWriter,
     stop: Stopper<'j>,
-    late: Option<Sink>,
-    bad: Option<Sink>,
-    /// The current CSV file's header, for late and bad files.
-    csv_header: Vec<u8>,
+    /// The current CSV file's header, for late and bad files; `None` for
+    /// JSON Lines.
+    csv_header: Option<Arc<[u8]>>,
     progress: Progress,
     summary: Summary,
     /// Bytes of the inputs before the current one, for the progress line.
@@ -335,12 +336,14 @@ where
             time_format,
             results: ResultWriter::start(
                 RecordWriter::new(job.output_format, &job.keys, times, &aggregate_names),
-                output,
+                Outputs {
+                    results: output,
+                    late,
+                    bad,
+                },
             ),
             stop,
-            late,
-            bad,
-            csv_header: Vec::new(),
+            csv_header: None,
             summary: Summary {
                 events: progress.events,
                 late: progress.late,
@@ -385,7 +388,6 @@ where
             },
         );
         let mut source_name = String::new();
-        let mut source_format = InputFormat::Jsonl;
         let mut read = 0;
         loop {
             let message = match messages.try_recv() {
@@ -416,8 +418,7 @@ where
                 } => {
                     let input = &self.job.sources[source];
                     source_name = input.name();
-                    source_format = input.format;
-                    self.csv_header = header;
+                    self.csv_header = (input.format == InputFormat::Csv).then(|| Arc::from(header));
                     self.progress.source = source as u64;
                     self.progress.offset = offset;
                     self.progress.line = line;
@@ -428,7 +429,7 @@ where
                     read: now_read,
                 } => {
                     read = now_read;
-                    self.take_lines(&batch.bytes, &batch.lines, &source_name, source_format)?;
+                    self.take_lines(&batch.bytes, &batch.lines, &source_name)?;
                     // Gone only when the parser is: nothing more to fill.
                     let _ignored = spent.send(batch);
                     self.check(read)?;
@@ -476,33 +477,21 @@ where
         Ok(())
     }
 
-    /// Hands every output to the system, and waits for the results to be
-    /// written: their length is then known.
+    /// Hands every output to the system, and waits for it: their lengths
+    /// are then known.
     fn flush(&mut self) -> Result<(), Failure> {
         let stop = &mut self.stop;
         self.results
             .flush(&mut || stop.may_wait())
-            .map_err(|error| output_failure(&error))?;
-        self.flush_lines()
+            .map_err(|error| output_failure(&error))
     }
 
-    /// Hands every output to the system, without waiting for the results.
+    /// Hands every output to the system, without waiting.
     fn flush_soon(&mut self) -> Result<(), Failure> {
         let stop = &mut self.stop;
         self.results
             .flush_soon(&mut || stop.may_wait())
-            .map_err(|error| output_failure(&error))?;
-        self.flush_lines()
-    }
-
-    fn flush_lines(&mut self) -> Result<(), Failure> {
-        for sink in [self.late.as_mut(), self.bad.as_mut()]
-            .into_iter()
-            .flatten()
-        {
-            sink.flush().map_err(|error| output_failure(&error))?;
-        }
-        Ok(())
+            .map_err(|error| output_failure(&error))
     }
 
     fn show_progress(&self, bytes: u64) {

@@ -1,6 +1,8 @@
 //! Closed windows and sessions formatted and written on a thread of their
 //! own: the windowing thread only moves each one into a batch, and the
-//! formatting and the writes overlap its work on the other core.
+//! formatting and the writes overlap its work on the other core. Late and
+//! bad input lines are written there too, so that the windowing thread
+//! never blocks in a write, where no signal would reach it.
 
 use std::io;
 use std::mem;
@@ -24,6 +26,7 @@ use crate::values::Value;
 /// Results per batch, and batches in flight: enough to keep the writer
 /// busy, few enough that a result reaches the output soon after it closed.
 const BATCH_RESULTS: usize = 512;
+const BATCH_LINES: usize = 256;
 const BATCHES_AHEAD: usize = 8;
 /// How often a wait for the writer thread to take a batch, or to answer,
 /// asks whether it may go on.
@@ -32,58 +35,119 @@ const ANSWER_POLL: Duration = Duration::from_millis(20);
 
 type Result = AggregateHandover<Key, Value>;
 
+/// The file an input line is kept in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineFile {
+    Late,
+    Bad,
+}
+
+/// An input line for the late or bad file, with its input's CSV header
+/// (none for JSON Lines).
+struct Line {
+    to: LineFile,
+    csv_header: Option<Arc<[u8]>>,
+    bytes: Vec<u8>,
+}
+
 enum Request {
     Write(TimeFormat, Vec<Result>),
+    Lines(Vec<Line>),
     /// Hand everything written so far to the system; `answer` to have the
-    /// output's length (or the first failure) sent back.
+    /// outputs' lengths (or the first failure) sent back.
     Flush {
         answer: bool,
     },
+}
+
+/// The outputs as last flushed: what a checkpoint records.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lengths {
+    /// `None` for standard output.
+    pub output: Option<u64>,
+    pub late: Option<u64>,
+    pub bad: Option<u64>,
+    /// The CSV header the rows at the end of the late and bad files are
+    /// under.
+    pub late_header: Option<Vec<u8>>,
+    pub bad_header: Option<Vec<u8>>,
+}
+
+/// The outputs the writer thread writes.
+pub struct Outputs {
+    pub results: Sink,
+    pub late: Option<Sink>,
+    pub bad: Option<Sink>,
 }
 
 /// The windowing thread's end of the writer.
 pub struct ResultWriter {
     batch: Vec<Result>,
     format: Option<TimeFormat>,
+    lines: Vec<Line>,
     requests: Option<SyncSender<Request>>,
-    answers: Receiver<io::Result<Option<u64>>>,
+    answers: Receiver<io::Result<Lengths>>,
     spent: Receiver<Vec<Result>>,
     failed: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
-    /// The output's length when last flushed (`None` for standard output).
-    length: Option<u64>,
+    lengths: Lengths,
     /// A wait was given up on: the writer thread may be blocked in a write
     /// for good, and is left to end with the process.
     gave_up: bool,
 }
 
 impl ResultWriter {
-    /// Starts writing to `sink` with `records`' format.
+    /// Starts writing results to `outputs.results` with `records`' format,
+    /// and input lines to the late and bad files.
     #[must_use]
-    pub fn start(records: RecordWriter, sink: Sink) -> ResultWriter {
+    pub fn start(records: RecordWriter, outputs: Outputs) -> ResultWriter {
         let (requests, received) = sync_channel(BATCHES_AHEAD);
         let (answer, answers) = channel();
         let (spend, spent) = channel();
         let failed = Arc::new(AtomicBool::new(false));
-        let length = sink.length();
         let writer = Writer {
             records,
-            sink,
+            outputs,
             failure: None,
             failed: Arc::clone(&failed),
         };
+        let lengths = writer.lengths();
         let thread = threads::spawn(move || writer.serve(&received, &answer, &spend));
         ResultWriter {
             batch: Vec::with_capacity(BATCH_RESULTS),
             format: None,
+            lines: Vec::new(),
             requests: Some(requests),
             answers,
             spent,
             failed,
             thread: Some(thread),
-            length,
+            lengths,
             gave_up: false,
         }
+    }
+
+    /// Queues an input line for the late or bad file, under `csv_header`
+    /// for a CSV input. Waits and fails as [`ResultWriter::write`] does.
+    pub fn write_line(
+        &mut self,
+        to: LineFile,
+        csv_header: Option<&Arc<[u8]>>,
+        bytes: &[u8],
+        may_wait: MayWait,
+    ) -> io::Result<()> {
+        self.lines.push(Line {
+            to,
+            csv_header: csv_header.cloned(),
+            bytes: bytes.to_vec(),
+        });
+        if self.lines.len() >= BATCH_LINES {
+            self.send_lines(may_wait)?;
+            if self.failed.load(Ordering::Relaxed) {
+                return self.flush(may_wait);
+            }
+        }
+        Ok(())
     }
 
     /// Queues one closed window or session, its times written in `format`.
@@ -119,18 +183,20 @@ impl ResultWriter {
             return self.flush(may_wait);
         }
         self.send(may_wait)?;
+        self.send_lines(may_wait)?;
         self.request(Request::Flush { answer: false }, may_wait)
     }
 
     /// Has everything queued written and handed to the system, and waits
-    /// for it: the output's length is then [`ResultWriter::length`].
+    /// for it: the outputs' lengths are then [`ResultWriter::lengths`].
     pub fn flush(&mut self, may_wait: MayWait) -> io::Result<()> {
         self.send(may_wait)?;
+        self.send_lines(may_wait)?;
         self.request(Request::Flush { answer: true }, may_wait)?;
         loop {
             match self.answers.recv_timeout(ANSWER_POLL) {
                 Ok(answer) => {
-                    self.length = answer?;
+                    self.lengths = answer?;
                     return Ok(());
                 }
                 Err(RecvTimeoutError::Timeout) => self.may_wait(may_wait)?,
@@ -139,11 +205,10 @@ impl ResultWriter {
         }
     }
 
-    /// Bytes in the output file when last flushed; `None` for standard
-    /// output.
+    /// The outputs when last flushed.
     #[must_use]
-    pub fn length(&self) -> Option<u64> {
-        self.length
+    pub fn lengths(&self) -> &Lengths {
+        &self.lengths
     }
 
     fn send(&mut self, may_wait: MayWait) -> io::Result<()> {
@@ -156,6 +221,14 @@ impl ResultWriter {
             .unwrap_or_else(|_| Vec::with_capacity(BATCH_RESULTS));
         let batch = mem::replace(&mut self.batch, next);
         self.request(Request::Write(format, batch), may_wait)
+    }
+
+    fn send_lines(&mut self, may_wait: MayWait) -> io::Result<()> {
+        if self.lines.is_empty() {
+            return Ok(());
+        }
+        let lines = mem::take(&mut self.lines);
+        self.request(Request::Lines(lines), may_wait)
     }
 
     fn request(&mut self, mut request: Request, may_wait: MayWait) -> io::Result<()> {
@@ -210,7 +283,7 @@ impl Drop for ResultWriter {
 /// The writer thread's end.
 struct Writer {
     records: RecordWriter,
-    sink: Sink,
+    outputs: Outputs,
     /// The first write that failed; nothing is written after it.
     failure: Option<io::Error>,
     failed: Arc<AtomicBool>,
@@ -220,7 +293,7 @@ impl Writer {
     fn serve(
         mut self,
         requests: &Receiver<Request>,
-        answers: &Sender<io::Result<Option<u64>>>,
+        answers: &Sender<io::Result<Lengths>>,
         spent: &Sender<Vec<Result>>,
     ) {
         for request in requests {
@@ -231,7 +304,7 @@ impl Writer {
                     for result in &batch {
                         if self.failure.is_none() {
                             let written = self.records.write(
-                                &mut self.sink,
+                                &mut self.outputs.results,
                                 &result.key,
                                 [result.start, result.end],
                                 format,
@@ -244,24 +317,78 @@ impl Writer {
                     // Gone only when the run is: nothing more to fill.
                     let _ignored = spent.send(batch);
                 }
+                Request::Lines(lines) => {
+                    for line in &lines {
+                        if self.failure.is_none() {
+                            let written = self.write_line(line);
+                            self.fail(written);
+                        }
+                    }
+                }
                 Request::Flush { answer } => {
                     if self.failure.is_none() {
-                        let flushed = self
-                            .records
-                            .release(&mut self.sink)
-                            .and_then(|()| self.sink.flush());
+                        let flushed = self.flush();
                         self.fail(flushed);
                     }
                     if answer {
                         let answered = match &self.failure {
                             Some(error) => Err(io::Error::new(error.kind(), error.to_string())),
-                            None => Ok(self.sink.length()),
+                            None => Ok(self.lengths()),
                         };
                         // Gone only when the run is: nobody is waiting.
                         let _ignored = answers.send(answered);
                     }
                 }
             }
+        }
+    }
+
+    /// Writes an input line to its file, a CSV file's header first.
+    fn write_line(&mut self, line: &Line) -> io::Result<()> {
+        let sink = match line.to {
+            LineFile::Late => self.outputs.late.as_mut(),
+            LineFile::Bad => self.outputs.bad.as_mut(),
+        };
+        let Some(sink) = sink else {
+            return Ok(());
+        };
+        // A CSV row goes under its input's header: written first unless
+        // the rows above are under the same one (several inputs, some of
+        // them JSON Lines, may share the file).
+        match &line.csv_header {
+            Some(header) if sink.csv_header() != Some(&header[..]) => {
+                sink.write(header)?;
+                sink.write(b"\n")?;
+                sink.set_csv_header(Some(header));
+            }
+            Some(_) => {}
+            None => sink.set_csv_header(None),
+        }
+        sink.write(&line.bytes)?;
+        sink.write(b"\n")
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.records.release(&mut self.outputs.results)?;
+        self.outputs.results.flush()?;
+        for sink in [self.outputs.late.as_mut(), self.outputs.bad.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            sink.flush()?;
+        }
+        Ok(())
+    }
+
+    fn lengths(&self) -> Lengths {
+        let late = self.outputs.late.as_ref();
+        let bad = self.outputs.bad.as_ref();
+        Lengths {
+            output: self.outputs.results.length(),
+            late: late.and_then(Sink::length),
+            bad: bad.and_then(Sink::length),
+            late_header: late.and_then(Sink::csv_header).map(<[u8]>::to_vec),
+            bad_header: bad.and_then(Sink::csv_header).map(<[u8]>::to_vec),
         }
     }
 

@@ -5,17 +5,31 @@ use window_machines_core::{
 };
 
 use super::{output_failure, Failure, Fate, Key, Runner, BUCKET_AHEAD, ENTRY_AHEAD};
-use crate::job::InputFormat;
 use crate::parse;
-use crate::sink::Sink;
 use crate::timestamps::TimeFormat;
 use crate::values::{FileOps, Value};
+use crate::writer::LineFile;
 
 impl<T, F> Runner<'_, T, F>
 where
     T: Aggregating<Key, Value>,
     F: Fn(TimeFormat) -> Result<T, String>,
 {
+    /// Keeps an input line in the late or bad file, if there is one.
+    fn keep_line(&mut self, to: LineFile, text: &[u8]) -> Result<(), Failure> {
+        let kept = match to {
+            LineFile::Late => self.job.late.is_some(),
+            LineFile::Bad => self.job.bad.is_some(),
+        };
+        if !kept {
+            return Ok(());
+        }
+        let stop = &mut self.stop;
+        self.results
+            .write_line(to, self.csv_header.as_ref(), text, &mut || stop.may_wait())
+            .map_err(|error| output_failure(&error))
+    }
+
     /// Takes a batch of parsed lines in order; stops at a bad line unless
     /// bad lines are skipped.
     pub(super) fn take_lines(
@@ -23,7 +37,6 @@ where
         bytes: &[u8],
         lines: &[parse::Line],
         source_name: &str,
-        format: InputFormat,
     ) -> Result<(), Failure> {
         for (index, line) in lines.iter().enumerate() {
             self.prefetch(lines, index);
@@ -43,9 +56,7 @@ where
                     } else {
                         self.summary.outside += 1;
                     }
-                    if let Some(late) = &mut self.late {
-                        write_line(late, format, &self.csv_header, text)?;
-                    }
+                    self.keep_line(LineFile::Late, text)?;
                 }
                 Some(Fate::Bad(reason)) => {
                     let at = format!("{source_name}:{}: {reason}", line.number);
@@ -55,9 +66,7 @@ where
                     }
                     self.summary.bad += 1;
                     self.summary.first_bad.get_or_insert(at);
-                    if let Some(bad) = &mut self.bad {
-                        write_line(bad, format, &self.csv_header, text)?;
-                    }
+                    self.keep_line(LineFile::Bad, text)?;
                 }
             }
             self.progress.offset = line.offset;
@@ -198,30 +207,4 @@ fn refusal_text<E: std::fmt::Display>(refusal: &Refusal<E>) -> String {
         Refusal::NotNumeric { kind } => format!("{} takes numbers only", kind.name()),
         Refusal::Host(error) => error.to_string(),
     }
-}
-
-/// Writes an input line to a late or bad file, a CSV file's header first.
-pub(super) fn write_line(
-    sink: &mut Sink,
-    format: InputFormat,
-    csv_header: &[u8],
-    line: &[u8],
-) -> Result<(), Failure> {
-    let written = (|| {
-        // A CSV row goes under its input's header: written first unless
-        // the rows above are under the same one (several inputs, some of
-        // them JSON Lines, may share the file).
-        if format == InputFormat::Csv {
-            if sink.csv_header() != Some(csv_header) {
-                sink.write(csv_header)?;
-                sink.write(b"\n")?;
-                sink.set_csv_header(Some(csv_header));
-            }
-        } else {
-            sink.set_csv_header(None);
-        }
-        sink.write(line)?;
-        sink.write(b"\n")
-    })();
-    written.map_err(|error| output_failure(&error))
 }

@@ -7,7 +7,6 @@ use window_machines_core::Aggregating;
 use super::events::find;
 use super::{Failure, Key, Runner};
 use crate::keys;
-use crate::sink::Sink;
 use crate::state::{self, Saved, Tracked};
 use crate::timestamps::TimeFormat;
 use crate::values::Value;
@@ -101,19 +100,12 @@ where
         self.progress.outside = self.summary.outside;
         self.progress.bad = self.summary.bad;
         self.progress.first_bad.clone_from(&self.summary.first_bad);
-        self.progress.output = self.results.length();
-        self.progress.late_file = self.late.as_ref().and_then(Sink::length);
-        self.progress.bad_file = self.bad.as_ref().and_then(Sink::length);
-        self.progress.late_header = self
-            .late
-            .as_ref()
-            .and_then(Sink::csv_header)
-            .map(<[u8]>::to_vec);
-        self.progress.bad_header = self
-            .bad
-            .as_ref()
-            .and_then(Sink::csv_header)
-            .map(<[u8]>::to_vec);
+        let lengths = self.results.lengths().clone();
+        self.progress.output = lengths.output;
+        self.progress.late_file = lengths.late;
+        self.progress.bad_file = lengths.bad;
+        self.progress.late_header = lengths.late_header;
+        self.progress.bad_header = lengths.bad_header;
         let checkpoint = self.tracker.as_ref().map(|tracker| Tracked {
             clock_time: tracker.clock().time(),
             late: tracker.late_count(),
