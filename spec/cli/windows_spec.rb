@@ -7,6 +7,26 @@
 RSpec.describe "window_machines tumbling and hopping" do
   include WindowMachinesSpec::Command
 
+  # Runs the command with `arguments`, its standard input closed and its
+  # standard output never read; yields its standard error and waiter.
+  def running(arguments)
+    command = WindowMachinesSpec::Command
+    Open3.popen3(command::ENV_FOR_CHILD, *arguments, chdir: command::ROOT) do |stdin, _output, error, waiter|
+      stdin.close
+      yield error, waiter
+    end
+  end
+
+  # Sends the run SIGTERM and expects it to end within 10 s with 128 + 15,
+  # as a stopped run does (killed with SIGKILL otherwise).
+  def expect_to_stop_on_sigterm(waiter)
+    Process.kill(:TERM, waiter.pid)
+    finished = waiter.join(10)
+    Process.kill(:KILL, waiter.pid) unless finished
+    expect(finished).to be_truthy, "still running 10 s after SIGTERM"
+    expect(waiter.value.exitstatus).to eq(128 + Signal.list.fetch("TERM"))
+  end
+
   def expect_windows(records, expected, keys)
     ends = records.map { |record| record["end"] }
     expect(ends).to eq(ends.sort), "not in closing order (earliest end first):\n#{records.map(&:inspect).join("\n")}"
@@ -60,23 +80,16 @@ RSpec.describe "window_machines tumbling and hopping" do
     end
 
     it "stops on SIGTERM while its reader reads nothing, claiming a saved state only when there is one" do
-      command = WindowMachinesSpec::Command
       Dir.mktmpdir do |dir|
         # 100,000 one-second windows: megabytes of output, far past what a
         # pipe holds.
         input = File.join(dir, "events.jsonl")
         File.write(input, Array.new(100_000) { |n| %({"k":"k#{n}","ts":#{n}}\n) }.join)
         state = File.join(dir, "run.state")
-        Open3.popen3(command::ENV_FOR_CHILD,
-                     *command_line("tumbling", "--quiet", "--size", "1", "--key", "k", "--state", state, input),
-                     chdir: command::ROOT) do |stdin, _output, error, waiter|
-          stdin.close
+        arguments = command_line("tumbling", "--quiet", "--size", "1", "--key", "k", "--state", state, input)
+        running(arguments) do |error, waiter|
           sleep 1.5 # past the first checkpoint, which the full pipe may have held up
-          Process.kill(:TERM, waiter.pid)
-          finished = waiter.join(10)
-          Process.kill(:KILL, waiter.pid) unless finished
-          expect(finished).to be_truthy, "still running 10 s after SIGTERM"
-          expect(waiter.value.exitstatus).to eq(128 + Signal.list.fetch("TERM"))
+          expect_to_stop_on_sigterm(waiter)
           message = error.read
           expect(message).to start_with("window_machines: stopped by SIGTERM")
           expect(message.include?("state saved")).to eq(File.exist?(state))
@@ -85,32 +98,24 @@ RSpec.describe "window_machines tumbling and hopping" do
     end
 
     it "writes into a FIFO once its reader opens it, and stops on SIGTERM while none has" do
-      command = WindowMachinesSpec::Command
       Dir.mktmpdir do |dir|
         fifo = File.join(dir, "results")
         File.mkfifo(fifo)
         arguments = command_line("tumbling", "--quiet", "--size", "10", "--output", fifo, fixture("windows.jsonl"))
-        Open3.popen3(command::ENV_FOR_CHILD, *arguments, chdir: command::ROOT) do |stdin, _output, error, waiter|
-          stdin.close
+        running(arguments) do |error, waiter|
           sleep 0.5 # the run waits for a reader
           expect(File.read(fifo).lines.size).to eq(3)
           expect(waiter.value).to be_success, error.read
         end
-        Open3.popen3(command::ENV_FOR_CHILD, *arguments, chdir: command::ROOT) do |stdin, _output, error, waiter|
-          stdin.close
+        running(arguments) do |error, waiter|
           sleep 0.5
-          Process.kill(:TERM, waiter.pid)
-          finished = waiter.join(10)
-          Process.kill(:KILL, waiter.pid) unless finished
-          expect(finished).to be_truthy, "still running 10 s after SIGTERM"
-          expect(waiter.value.exitstatus).to eq(128 + Signal.list.fetch("TERM"))
+          expect_to_stop_on_sigterm(waiter)
           expect(error.read).to eq("window_machines: stopped by SIGTERM\n")
         end
       end
     end
 
     it "stops on SIGTERM while its --late FIFO's reader reads nothing" do
-      command = WindowMachinesSpec::Command
       Dir.mktmpdir do |dir|
         # One event, then 100,000 late ones: megabytes of late lines.
         input = File.join(dir, "events.jsonl")
@@ -119,14 +124,9 @@ RSpec.describe "window_machines tumbling and hopping" do
         File.mkfifo(late)
         File.open(late, File::RDONLY | File::NONBLOCK) do |_never_read|
           arguments = command_line("tumbling", "--quiet", "--size", "10", "--late", late, input)
-          Open3.popen3(command::ENV_FOR_CHILD, *arguments, chdir: command::ROOT) do |stdin, _output, error, waiter|
-            stdin.close
+          running(arguments) do |error, waiter|
             sleep 1
-            Process.kill(:TERM, waiter.pid)
-            finished = waiter.join(10)
-            Process.kill(:KILL, waiter.pid) unless finished
-            expect(finished).to be_truthy, "still running 10 s after SIGTERM"
-            expect(waiter.value.exitstatus).to eq(128 + Signal.list.fetch("TERM"))
+            expect_to_stop_on_sigterm(waiter)
             expect(error.read).to eq("window_machines: stopped by SIGTERM\n")
           end
         end

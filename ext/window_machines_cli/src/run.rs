@@ -480,17 +480,15 @@ where
     /// Hands every output to the system, and waits for it: their lengths
     /// are then known.
     fn flush(&mut self) -> Result<(), Failure> {
-        let stop = &mut self.stop;
         self.results
-            .flush(&mut || stop.may_wait())
+            .flush(&mut self.stop.waits())
             .map_err(|error| output_failure(&error))
     }
 
     /// Hands every output to the system, without waiting.
     fn flush_soon(&mut self) -> Result<(), Failure> {
-        let stop = &mut self.stop;
         self.results
-            .flush_soon(&mut || stop.may_wait())
+            .flush_soon(&mut self.stop.waits())
             .map_err(|error| output_failure(&error))
     }
 

@@ -143,9 +143,7 @@ impl ResultWriter {
         });
         if self.lines.len() >= BATCH_LINES {
             self.send_lines(may_wait)?;
-            if self.failed.load(Ordering::Relaxed) {
-                return self.flush(may_wait);
-            }
+            return self.earlier_failure(may_wait);
         }
         Ok(())
     }
@@ -168,9 +166,7 @@ impl ResultWriter {
         self.batch.push(result);
         if self.batch.len() >= BATCH_RESULTS {
             self.send(may_wait)?;
-            if self.failed.load(Ordering::Relaxed) {
-                return self.flush(may_wait);
-            }
+            return self.earlier_failure(may_wait);
         }
         Ok(())
     }
@@ -179,9 +175,7 @@ impl ResultWriter {
     /// failure since is returned by the next call (made while the input is
     /// idle, it stops a run whose reader went away).
     pub fn flush_soon(&mut self, may_wait: MayWait) -> io::Result<()> {
-        if self.failed.load(Ordering::Relaxed) {
-            return self.flush(may_wait);
-        }
+        self.earlier_failure(may_wait)?;
         self.send(may_wait)?;
         self.send_lines(may_wait)?;
         self.request(Request::Flush { answer: false }, may_wait)
@@ -203,6 +197,15 @@ impl ResultWriter {
                 Err(RecvTimeoutError::Disconnected) => return Err(self.gone()),
             }
         }
+    }
+
+    /// The failure of a write made earlier, if the writer thread had one:
+    /// it is returned by the flush that waits for the thread to say what.
+    fn earlier_failure(&mut self, may_wait: MayWait) -> io::Result<()> {
+        if self.failed.load(Ordering::Relaxed) {
+            return self.flush(may_wait);
+        }
+        Ok(())
     }
 
     /// The outputs when last flushed.

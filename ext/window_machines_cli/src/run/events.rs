@@ -24,9 +24,8 @@ where
         if !kept {
             return Ok(());
         }
-        let stop = &mut self.stop;
         self.results
-            .write_line(to, self.csv_header.as_ref(), text, &mut || stop.may_wait())
+            .write_line(to, self.csv_header.as_ref(), text, &mut self.stop.waits())
             .map_err(|error| output_failure(&error))
     }
 
@@ -175,9 +174,8 @@ where
                     })?
                 }
             };
-            let stop = &mut self.stop;
             self.results
-                .write(format, handover, &mut || stop.may_wait())
+                .write(format, handover, &mut self.stop.waits())
                 .map_err(|error| output_failure(&error))?;
             self.summary.results += 1;
         }

@@ -31,9 +31,14 @@ impl<'s> Stopper<'s> {
         self.asked_at.is_some()
     }
 
+    /// [`Stopper::may_wait`] as the writer asks it.
+    pub(super) fn waits(&mut self) -> impl FnMut() -> bool + use<'_, 's> {
+        || self.may_wait()
+    }
+
     /// Whether waiting for the output may go on: always, unless the run
     /// was asked to stop longer ago than it may wait.
-    pub(super) fn may_wait(&mut self) -> bool {
+    fn may_wait(&mut self) -> bool {
         !self.asked()
             || self
                 .asked_at
