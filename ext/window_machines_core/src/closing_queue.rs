@@ -24,6 +24,13 @@ use smallvec::SmallVec;
 
 use crate::heap::spilled_bytes;
 
+/// How many entries ahead of the one being decided
+/// [`ClosingQueue::peek_closed`] names to its caller for loading: enough
+/// that the cache misses of entries coming due (each names a key's state,
+/// which was last touched long before) overlap rather than follow each
+/// other.
+const LOAD_AHEAD: usize = 16;
+
 /// What the tracker says of an entry whose bucket is due.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fate {
@@ -92,11 +99,14 @@ impl<E> ClosingQueue<E> {
     /// `fate` says has closed, from a bucket whose earliest time `closes`;
     /// left in place until [`ClosingQueue::remove_first`] (a caller may have
     /// to ask the host something first). Returned with its bucket's
-    /// earliest time. Stale entries before it are dropped.
+    /// earliest time. Stale entries before it are dropped. Before deciding
+    /// an entry it hands `load_ahead` the one [`LOAD_AHEAD`] places after
+    /// it in the bucket, for the caller to start loading what that names.
     pub fn peek_closed(
         &mut self,
         closes: impl Fn(u64) -> bool,
         mut fate: impl FnMut(u64, E) -> Fate,
+        load_ahead: impl Fn(&E),
     ) -> Option<(u64, E)>
     where
         E: Copy + Ord,
@@ -118,6 +128,9 @@ impl<E> ClosingQueue<E> {
                 bucket.sorted_to = bucket.entries.len();
             }
             while let Some(&entry) = bucket.entries.get(bucket.next) {
+                if let Some(ahead) = bucket.entries.get(bucket.next + LOAD_AHEAD) {
+                    load_ahead(ahead);
+                }
                 match fate(from, entry) {
                     Fate::Closed => return Some((from, entry)),
                     Fate::Open => return None,
@@ -196,11 +209,46 @@ mod tests {
                     Fate::Open
                 }
             },
+            |_| {},
         ) {
             taken.push(at);
             queue.remove_first();
         }
         taken
+    }
+
+    #[test]
+    fn each_entry_decided_names_the_one_load_ahead_places_after_it() {
+        let mut queue = ClosingQueue::new(8);
+        let count = 3 * LOAD_AHEAD as u64;
+        for at in (0..count).rev() {
+            queue.push(at, at);
+        }
+        let named = std::cell::RefCell::new(Vec::new());
+        let mut decided = Vec::new();
+        while let Some((_, at)) = queue.peek_closed(
+            |_| true,
+            |_, at| {
+                decided.push(at);
+                if at % 2 == 0 {
+                    Fate::Stale
+                } else {
+                    Fate::Closed
+                }
+            },
+            |ahead| named.borrow_mut().push(*ahead),
+        ) {
+            queue.remove_first();
+            assert_eq!(at % 2, 1);
+        }
+        // Stale entries name theirs too, and the bucket was sorted first.
+        let expected: Vec<u64> = decided
+            .iter()
+            .map(|at| at + LOAD_AHEAD as u64)
+            .filter(|ahead| *ahead < count)
+            .collect();
+        assert_eq!(decided, (0..count).collect::<Vec<_>>());
+        assert_eq!(named.into_inner(), expected);
     }
 
     #[test]

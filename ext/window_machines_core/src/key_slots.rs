@@ -291,19 +291,12 @@ impl<K, S> KeySlots<K, S> {
         }
     }
 
-    /// For a caller that hands keys over in a known order (`upcoming`, the
-    /// slots to come, next first): starts loading the next key's index
-    /// bucket (its entry, loaded by the call before, gives its hash) and
-    /// the entry of the key after it.
-    pub fn prefetch_upcoming(&self, mut upcoming: impl Iterator<Item = KeySlot>) {
-        let Some(next) = upcoming.next() else {
-            return;
-        };
-        if let Some(hash) = self.hash(next) {
+    /// For a caller that hands keys over in a known order: starts loading
+    /// the index bucket of `next`, the key handed over next, which its
+    /// release will read. Its entry, loaded ahead already, gives its hash.
+    pub fn prefetch_bucket_of(&self, next: Option<KeySlot>) {
+        if let Some(hash) = next.and_then(|next| self.hash(next)) {
             self.by_hash.prefetch(hash);
-        }
-        if let Some(after) = upcoming.next() {
-            self.prefetch_slot(after);
         }
     }
 

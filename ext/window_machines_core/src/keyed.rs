@@ -517,21 +517,25 @@ impl<K: Clone, X: Default> KeyedSessions<K, X> {
         let (watermark, gap) = (self.watermark, self.gap);
         let closes = |last: u64| !closed_only || watermark.has_passed(last, gap);
         let keys = &self.keys;
-        let (_, entry) = self.closing.peek_closed(closes, |_, entry| {
-            if !is_live(keys, entry) {
-                Fate::Stale
-            } else if closes(entry.last) {
-                Fate::Closed
-            } else {
-                Fate::Open
-            }
-        })?;
+        let (_, entry) = self.closing.peek_closed(
+            closes,
+            |_, entry| {
+                if !is_live(keys, entry) {
+                    Fate::Stale
+                } else if closes(entry.last) {
+                    Fate::Closed
+                } else {
+                    Fate::Open
+                }
+            },
+            |ahead| keys.prefetch_slot(ahead.slot),
+        )?;
         self.closing.remove_first();
         self.held -= 1;
         // In closing order as far as the queue knows it: for loading
         // ahead, nothing more.
         self.keys
-            .prefetch_upcoming(self.closing.upcoming().map(|entry| entry.slot));
+            .prefetch_bucket_of(self.closing.upcoming().next().map(|entry| entry.slot));
         let (slot, span) = (entry.slot, entry.span());
         let Some(state) = self.keys.state_mut(slot) else {
             debug_assert!(false, "an indexed session's key is not held");

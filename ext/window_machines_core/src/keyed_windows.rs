@@ -854,6 +854,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
                         Fate::Stale
                     }
                 },
+                |ahead| keys.prefetch_slot(ahead.slot),
             )?
         };
         let start = at - shape.size;
@@ -874,7 +875,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         };
         self.closing.remove_first();
         self.keys
-            .prefetch_upcoming(self.closing.upcoming().map(|due| due.slot));
+            .prefetch_bucket_of(self.closing.upcoming().next().map(|due| due.slot));
         self.hand_over(at, slot, merged).map(Taken::Ready)
     }
 

@@ -161,7 +161,7 @@ module WindowMachines
 
       def output_options(parser)
         parser.on("--output FILE", "-o", "Write results there (default or -: standard output)") do |path|
-          @job[:output] = path unless path == "-"
+          @job[:output] = file_name(path) unless path == "-"
         end
         parser.on("--output-format FORMAT", %w[jsonl csv table],
                   "jsonl, csv or table (default: table on a terminal, else jsonl)") do |format|
@@ -169,7 +169,7 @@ module WindowMachines
         end
         parser.on("--state FILE", "Checkpoint there, and resume from it") do |path|
           # Each checkpoint is written beside it first, then renamed over it.
-          @job[:state] = path
+          @job[:state] = file_name(path)
           @job[:state_scratch] = "#{path}.tmp"
         end
         parser.on("--quiet", "-q", "No progress line") { @quiet = true }
@@ -179,6 +179,14 @@ module WindowMachines
       # A file for late or bad lines: standard output carries the results.
       def lines_file(path)
         raise OptionParser::InvalidArgument, "#{path} (standard output is for the results; name a file)" if path == "-"
+
+        file_name(path)
+      end
+
+      # A file the run writes: an empty name names none (and --state '' would
+      # otherwise pass as the current directory's parent, writable).
+      def file_name(path)
+        raise OptionParser::InvalidArgument, "(an empty name: name a file)" if path.empty?
 
         path
       end
