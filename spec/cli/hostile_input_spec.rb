@@ -85,11 +85,22 @@ RSpec.describe "window_machines against hostile input" do
       end
     end
 
-    it "stops at a CSV cell that is not UTF-8" do
+    it "stops at a CSV cell that is not UTF-8, saying at which byte" do
       input = write("bad.csv", "ts,k\n1,\xFF\n".b)
       result = run_cli("sessions", "--gap", "10", "--key", "k", input)
       expect(result.exitstatus).to eq(1), result.describe
-      expect(result.stderr).to include("bad.csv:2: the line is not valid UTF-8")
+      expect(result.stderr).to include("bad.csv:2: the line is not valid UTF-8 at column 3")
+    end
+
+    it "stops at a lone surrogate in a field it reads, at the escape's column, and steps over one in a name" do
+      input = write("surrogates.jsonl", %({"ts":1,"k\\ud800":1,"k":"a"}\n{"ts":2,"k":"ab\\ud800"}\n))
+      result = run_cli("sessions", "--gap", "10", "--key", "k", input)
+      expect(result.exitstatus).to eq(1), result.describe
+      expect(result.stderr).to include("surrogates.jsonl:2: malformed JSON at column 16: unpaired surrogate \\ud800")
+      expect(result.stdout).to eq("")
+      skipped = run_cli("sessions", "--gap", "10", "--key", "k", "--skip-bad", input)
+      expect(skipped).to be_success, skipped.describe
+      expect(skipped.stdout).to eq(%({"k":"a","first":1,"last":1,"count":1}\n))
     end
   end
 

@@ -89,8 +89,9 @@ impl EventReader {
     /// Reads `line` of a file in `format`.
     pub fn read(&mut self, format: InputFormat, line: &[u8]) -> Result<Event<'_>, String> {
         // Whatever is copied to the output must be text.
-        if std::str::from_utf8(line).is_err() {
-            return Err("the line is not valid UTF-8".to_owned());
+        if let Err(error) = std::str::from_utf8(line) {
+            let column = error.valid_up_to() + 1;
+            return Err(format!("the line is not valid UTF-8 at column {column}"));
         }
         match format {
             InputFormat::Jsonl => {

@@ -15,12 +15,20 @@ pub enum JsonKind {
     Array,
 }
 
-/// A value found in a line: its kind and its text as written (a string
-/// with its quotes).
+/// A value found in a line: its kind, its text as written (a string with
+/// its quotes) and where that starts on the line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JsonValue<'a> {
     pub kind: JsonKind,
     pub raw: &'a [u8],
+    pub start: usize,
+}
+
+/// Why a string's contents do not decode, and from which of their bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undecodable {
+    pub at: usize,
+    pub what: String,
 }
 
 /// Where a wanted value is on its line, kept without borrowing the line
@@ -39,6 +47,7 @@ impl Found {
         JsonValue {
             kind: self.kind,
             raw: &line[self.start..self.end],
+            start: self.start,
         }
     }
 }
@@ -53,7 +62,11 @@ impl<'a> JsonValue<'a> {
                 if memchr::memchr(b'\\', contents).is_none() {
                     Ok(Cow::Borrowed(contents))
                 } else {
-                    decode_string(contents).map(Cow::Owned)
+                    // The contents start after the quote.
+                    decode_string(contents).map(Cow::Owned).map_err(|error| {
+                        let column = self.start + 1 + error.at + 1;
+                        format!("malformed JSON at column {column}: {}", error.what)
+                    })
                 }
             }
             _ => Ok(Cow::Borrowed(self.raw)),
@@ -129,11 +142,13 @@ impl FieldPaths {
             let (name_start, name_end, escaped) = scan.string()?;
             let raw_name = &scan.text[name_start + 1..name_end - 1];
             let decoded;
-            let name: &[u8] = if escaped {
-                decoded = decode_string(raw_name)?;
-                &decoded
+            // A name that does not decode (a lone surrogate) is no field's:
+            // like a value no field asks for, it is stepped over.
+            let name: Option<&[u8]> = if escaped {
+                decoded = decode_string(raw_name).ok();
+                decoded.as_deref()
             } else {
-                raw_name
+                Some(raw_name)
             };
             scan.skip_space();
             if scan.peek() != Some(b':') {
@@ -143,7 +158,10 @@ impl FieldPaths {
             scan.skip_space();
             let (mut ending, mut deeper) = (0_u64, 0_u64);
             for (index, path) in self.paths.iter().enumerate() {
-                if active & 1 << index != 0 && path.get(depth).map(Vec::as_slice) == Some(name) {
+                if active & 1 << index != 0
+                    && name.is_some()
+                    && path.get(depth).map(Vec::as_slice) == name
+                {
                     if path.len() == depth + 1 {
                         ending |= 1 << index;
                     } else {
@@ -392,8 +410,15 @@ fn hex4(text: &[u8]) -> Option<u32> {
 
 /// The contents of a JSON string (between its quotes) with escapes decoded;
 /// refused unless valid UTF-8.
-pub fn decode_string(raw: &[u8]) -> Result<Vec<u8>, String> {
-    let bad = || "malformed JSON: bad escape in a string".to_owned();
+pub fn decode_string(raw: &[u8]) -> Result<Vec<u8>, Undecodable> {
+    if let Err(error) = std::str::from_utf8(raw) {
+        // Escapes are ASCII and decode to whole characters, so the
+        // contents are valid UTF-8 exactly when the decoded string is.
+        return Err(Undecodable {
+            at: error.valid_up_to(),
+            what: "a string is not valid UTF-8".to_owned(),
+        });
+    }
     let mut out = Vec::with_capacity(raw.len());
     let mut at = 0;
     while at < raw.len() {
@@ -403,6 +428,11 @@ pub fn decode_string(raw: &[u8]) -> Result<Vec<u8>, String> {
             at += 1;
             continue;
         }
+        let escaped_at = at;
+        let bad = || Undecodable {
+            at: escaped_at,
+            what: "bad escape in a string".to_owned(),
+        };
         let escape = *raw.get(at + 1).ok_or_else(bad)?;
         at += 2;
         let decoded = match escape {
@@ -419,8 +449,10 @@ pub fn decode_string(raw: &[u8]) -> Result<Vec<u8>, String> {
                 at += 4;
                 // Ruby's JSON would make such a string invalid UTF-8, which
                 // no key or output can carry.
-                let unpaired =
-                    || format!("malformed JSON: unpaired surrogate \\u{high:04x} in a string");
+                let unpaired = || Undecodable {
+                    at: escaped_at,
+                    what: format!("unpaired surrogate \\u{high:04x} in a string"),
+                };
                 let code = if (0xD800..0xDC00).contains(&high) {
                     if raw.get(at..at + 2) != Some(b"\\u") {
                         return Err(unpaired());
@@ -441,7 +473,6 @@ pub fn decode_string(raw: &[u8]) -> Result<Vec<u8>, String> {
         let mut buffer = [0; 4];
         out.extend_from_slice(decoded.encode_utf8(&mut buffer).as_bytes());
     }
-    std::str::from_utf8(&out).map_err(|_| "a string is not valid UTF-8".to_owned())?;
     Ok(out)
 }
 
@@ -552,24 +583,47 @@ mod tests {
     }
 
     #[test]
-    fn surrogates_decode_in_pairs_and_are_refused_alone() {
+    fn surrogates_decode_in_pairs_and_are_refused_alone_where_they_stand() {
         assert_eq!(
             decode_string(br"a\ud83d\ude00"),
             Ok("a\u{1f600}".as_bytes().to_vec())
         );
-        for (raw, named) in [
-            (&br"\ud800"[..], "d800"),
-            (br"\ud800x", "d800"),
-            (br"\ud800\u0041", "d800"),
-            (br"\udc00", "dc00"),
+        for (raw, at, named) in [
+            (&br"\ud800"[..], 0, "d800"),
+            (br"ab\ud800x", 2, "d800"),
+            (br"\n\ud800\u0041", 2, "d800"),
+            (br"\udc00", 0, "dc00"),
         ] {
             assert_eq!(
                 decode_string(raw),
-                Err(format!(
-                    "malformed JSON: unpaired surrogate \\u{named} in a string"
-                ))
+                Err(Undecodable {
+                    at,
+                    what: format!("unpaired surrogate \\u{named} in a string")
+                })
             );
         }
+    }
+
+    #[test]
+    fn an_undecodable_value_is_reported_at_its_column_and_an_undecodable_name_matches_nothing() {
+        let line = r#"{"ts":1,"user":"ab\ud800"}"#;
+        let paths = FieldPaths::new(&["user".to_owned()]);
+        let mut found = Vec::new();
+        paths.read(line.as_bytes(), &mut found).unwrap();
+        let value = found[0].unwrap().on(line.as_bytes());
+        assert_eq!(value.raw, br#""ab\ud800""#);
+        assert_eq!(
+            value.text(),
+            Err("malformed JSON at column 19: unpaired surrogate \\ud800 in a string".to_owned())
+        );
+        assert_eq!(
+            read(&["user"], r#"{"us\ud800er":"a","user":"b"}"#),
+            Ok(vec![Some(r#""b""#.to_owned())])
+        );
+        assert_eq!(
+            read(&["user"], r#"{"user":"b","us\ud800er":"a"}"#),
+            Ok(vec![Some(r#""b""#.to_owned())])
+        );
     }
 
     fn read(paths: &[&str], line: &str) -> Result<Vec<Option<String>>, String> {
