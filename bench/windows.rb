@@ -18,7 +18,10 @@
 #   (f) one key's windows opened out of order under a grace that closes
 #       none: an add among 160,000 of them against one among 10,000
 #       (a B-tree's depth and the cache make it dearer, never 16x), and
-#       `current` of that key, per window it lists.
+#       `current` of that key, per window it lists;
+#   (g) one window's Collect taking 200,000 inputs in falling time order
+#       against rising, adds and the hand-over together (inserting each in
+#       its place cost in proportion to those held: 480x at that size).
 # Run: bundle exec rake bench:windows (PARTNERS=20000 for a quick run;
 # HOPPING=0 skips (c)).
 
@@ -35,6 +38,8 @@ HOUR = 3600
 ADD_TARGET = 1.0
 END_TO_END_TARGET = 3.0
 HOPPING_TARGET = 1.5
+COLLECTED = 200_000
+COLLECT_TARGET = 1.5
 RSS_TARGET = 120
 CROWDED_TARGET = 3.0
 
@@ -104,6 +109,24 @@ def adds_alone(stream, size, advance)
     index += 1
   end
   (Process.clock_gettime(Process::CLOCK_MONOTONIC) - started) * 1e9 / keys.size
+end
+
+# Nanoseconds per input of COLLECTED inputs of one key collected in one
+# window, their times rising or falling, its hand-over included; checks it
+# lists them in time order.
+def one_window_collected(order)
+  times = (1..COLLECTED).to_a
+  times.reverse! if order == :falling
+  tracker = WindowMachines::TumblingWindows.new(2 * COLLECTED, grace: 2 * COLLECTED,
+                                                aggregate: WindowMachines::Aggregate::Collect.new)
+  GC.start
+  started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  times.each { |at| tracker.add("partner", at, at) }
+  (_key, _start, _end, collected), = tracker.flush.to_a
+  elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+  raise "#{order} inputs were not listed in time order" unless collected == (1..COLLECTED).to_a
+
+  elapsed * 1e9 / COLLECTED
 end
 
 warmup_stream = InvoiceStream.generate(WARMUP, seed: 1)
@@ -205,3 +228,6 @@ puts format("(f) one key, windows opened out of order: %.0f ns an add among 160,
             "(an add costing in proportion to the windows held would read 16x); current lists them at %.0f " \
             "against %.0f ns a window",
             crowded[0], few[0], at_most(crowded[0] / few[0], CROWDED_TARGET), crowded[1], few[1])
+rising, falling = Array.new(3) { [one_window_collected(:rising), one_window_collected(:falling)] }.transpose.map(&:min)
+puts format("(g) one window's Collect, %d inputs: %.0f ns an input in falling time order against %.0f rising: %s",
+            COLLECTED, falling, rising, at_most(falling / rising, COLLECT_TARGET))

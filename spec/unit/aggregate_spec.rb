@@ -184,6 +184,21 @@ RSpec.describe "WindowMachines::Aggregate" do
       events = [[5, :e1], [3, :c1], [5, :e2], [1, nil], [3, :c2], [5, :e3], [4, nil]]
       expect(result_of(agg::Collect.new, events)).to eq([nil, :c1, :c2, nil, :e1, :e2, :e3])
     end
+
+    it "keeps that order through current, a checkpoint and a session merge, however the inputs came" do
+      windows = WindowMachines::TumblingWindows.new(100, grace: 100, aggregate: agg::Collect.new)
+      [[9, :i], [1, :a], [8, :h], [2, :b], [5, :e1], [5, :e2]].each { |at, value| windows.add(:k, at, value) }
+      expect(windows.current(:k)).to eq([[0, 100, %i[a b e1 e2 h i]]])
+      restored = Marshal.load(Marshal.dump(windows))
+      [[5, :e3], [0, :z]].each { |at, value| restored.add(:k, at, value) }
+      expect(restored.flush.to_a).to eq([[:k, 0, 100, %i[z a b e1 e2 e3 h i]]])
+
+      sessions = WindowMachines::SessionWindows.new(3, grace: 100, aggregate: agg::Collect.new)
+      [[10, :late_one], [4, :b2], [3, :b1], [7, :bridge], [10, :late_two], [1, :a]].each do |at, value|
+        sessions.add(:k, at, value)
+      end
+      expect(sessions.flush.to_a).to eq([[:k, 1, 10, %i[a b1 b2 bridge late_one late_two]]])
+    end
   end
 
   describe "First and Last" do

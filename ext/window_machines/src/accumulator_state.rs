@@ -3,7 +3,7 @@
 //! (`marshal_dump`), and read back as untrusted input.
 
 use magnus::{prelude::*, Error, Float, RArray, Ruby, Value};
-use window_machines_core::{Accumulator, Accumulators, Kind, Number, Stamped};
+use window_machines_core::{in_time_order, Accumulator, Accumulators, Kind, Number, Stamped};
 
 use crate::aggregation::{
     acc_value, input_of, input_value, number_of, number_value, Held, RubyAggregation,
@@ -109,7 +109,7 @@ fn acc_state(ruby: &Ruby, acc: &Accumulator<Held>, form: Form) -> Result<Value, 
         }
         Accumulator::Collect(inputs) => {
             let states = ruby.ary_new_capa(inputs.len());
-            for held in inputs {
+            for held in in_time_order(inputs).iter() {
                 states.push(stamped_state(ruby, held, form)?)?;
             }
             states.as_value()

@@ -11,8 +11,8 @@ use magnus::{
 };
 use rb_sys::{FIX2LONG, FIXNUM_P};
 use window_machines_core::{
-    Accumulator, Accumulators, Aggregation, Input, Inputs, Kind, Number, Ops, Part, Refusal,
-    Stamped,
+    in_time_order, Accumulator, Accumulators, Aggregation, Input, Inputs, Kind, Number, Ops, Part,
+    Refusal, Stamped,
 };
 
 use crate::errors::{invalid_argument, shown, wrong_type};
@@ -439,7 +439,7 @@ pub fn acc_value(ruby: &Ruby, acc: &Accumulator<Held>) -> Result<Value, Error> {
             // Pushed as made: a new Integer or Float kept only in Rust
             // memory could be freed or moved.
             let values = ruby.ary_new_capa(inputs.len());
-            for held in inputs {
+            for held in in_time_order(inputs).iter() {
                 values.push(input_value(ruby, &held.input))?;
             }
             values.as_value()

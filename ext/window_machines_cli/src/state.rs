@@ -6,7 +6,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::Path;
 
-use window_machines_core::{Accumulator, Accumulators, Input, Number, Stamped};
+use window_machines_core::{in_time_order, Accumulator, Accumulators, Input, Number, Stamped};
 
 use crate::job::StateFiles;
 use crate::keys;
@@ -204,7 +204,7 @@ impl Encoder {
             Accumulator::Collect(inputs) => {
                 self.0.push(5);
                 self.u64(inputs.len() as u64);
-                for stamped in inputs {
+                for stamped in in_time_order(inputs).iter() {
                     self.stamped(stamped);
                 }
             }

@@ -5,7 +5,9 @@
 use std::cmp::Ordering;
 use std::io::Write;
 
-use window_machines_core::{compare_int_float, Accumulator, Input, Number, Ops, Stamped};
+use window_machines_core::{
+    compare_int_float, in_time_order, Accumulator, Input, Number, Ops, Stamped,
+};
 
 use crate::json_fields::write_string;
 
@@ -323,7 +325,7 @@ pub fn write_result(acc: &Accumulator<Value>, out: &mut Vec<u8>) {
         },
         Accumulator::Collect(inputs) => {
             out.push(b'[');
-            for (index, stamped) in inputs.iter().enumerate() {
+            for (index, stamped) in in_time_order(inputs).iter().enumerate() {
                 if index > 0 {
                     out.push(b',');
                 }

@@ -21,8 +21,8 @@ mod watermark;
 mod window;
 
 pub use aggregate::{
-    compare_int_float, Accumulator, Accumulators, Aggregation, Input, Inputs, Kind, NeedsHost,
-    NoOps, Number, Ops, Part, Refusal, Stamped,
+    compare_int_float, in_time_order, Accumulator, Accumulators, Aggregation, Input, Inputs, Kind,
+    NeedsHost, NoOps, Number, Ops, Part, Refusal, Stamped,
 };
 pub use aggregating::{Aggregating, Handover as AggregateHandover, Open, Pending, Planned, Taken};
 pub use error::{Error, ErrorKind, Result};
