@@ -314,6 +314,27 @@ RSpec.describe "window_machines input and output formats" do
       TABLE
     end
 
+    it "reads an empty cell as null and a quoted empty one as an empty string, as Ruby's CSV does" do
+      input = write_file(@dir, "blank.csv", %(ts,k,v\n1,,x\n2,"",""\n3,a,\n))
+      args = ["tumbling", "--quiet", "--size", "10", "--key", "k", input]
+      expect(run_ok(*args, "--agg", "count,count:v,collect:v").stdout.lines.map { |line| JSON.parse(line) }).to eq(
+        [{ "k" => nil, "start" => 0, "end" => 10, "count" => 1, "count_v" => 1, "collect_v" => ["x"] },
+         { "k" => "", "start" => 0, "end" => 10, "count" => 1, "count_v" => 1, "collect_v" => [""] },
+         { "k" => "a", "start" => 0, "end" => 10, "count" => 1, "count_v" => 0, "collect_v" => [nil] }]
+      )
+      summed = run_cli(*args, "--agg", "sum:v")
+      expect(summed.exitstatus).to eq(1), summed.describe
+      expect(summed.stderr).to include("blank.csv:2: field \"v\" is not a number, which sum needs")
+    end
+
+    it "reads back the CSV it writes: a null key and an empty one stay two keys" do
+      input = write_file(@dir, "blank.jsonl", %({"ts":1,"u":null}\n{"ts":2,"u":""}\n{"ts":3}\n))
+      args = ["tumbling", "--quiet", "--size", "10", "--key", "u", "--agg", "count"]
+      written = write_file(@dir, "written.csv", run_ok(*args, "--output-format", "csv", input).stdout)
+      again = run_ok(*args, "--time", "start", "--output-format", "csv", written).stdout
+      expect(CSV.parse(again)).to eq([%w[u start end count], [nil, "0", "10", "1"], ["", "0", "10", "1"]])
+    end
+
     it "writes CSV to a file too" do
       path = File.join(@dir, "out.csv")
       run_ok(*sessions_ms_args, "--output", path, "--output-format", "csv", fixture("orders.csv"))

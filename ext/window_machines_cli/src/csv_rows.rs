@@ -1,6 +1,7 @@
 //! CSV with a header row (RFC 4180): which columns hold the wanted fields,
 //! and each row's cells. A record is one line: a quoted cell may hold
-//! commas and doubled quotes, not line breaks.
+//! commas and doubled quotes, not line breaks. As Ruby's CSV reads a row,
+//! an empty cell is null and a quoted empty one (`""`) an empty string.
 
 use std::borrow::Cow;
 
@@ -16,12 +17,17 @@ impl Columns {
     /// Reads the header `line` for `fields` (matched whole, dots and all);
     /// refuses one that names a field twice, which would be ambiguous.
     pub fn from_header(line: &[u8], fields: &[String]) -> Result<Columns, String> {
-        let mut names = Vec::new();
-        split(line, &mut names)?;
+        let mut cells = Vec::new();
+        split(line, &mut cells)?;
+        // A column's name is its text, null or not.
+        let names: Vec<&[u8]> = cells
+            .iter()
+            .map(|cell| cell.as_deref().unwrap_or_default())
+            .collect();
         if let Some(field) = fields.iter().find(|field| {
             names
                 .iter()
-                .filter(|name| name.as_ref() == field.as_bytes())
+                .filter(|name| **name == field.as_bytes())
                 .count()
                 > 1
         }) {
@@ -30,11 +36,7 @@ impl Columns {
         Ok(Columns {
             wanted: fields
                 .iter()
-                .map(|field| {
-                    names
-                        .iter()
-                        .position(|name| name.as_ref() == field.as_bytes())
-                })
+                .map(|field| names.iter().position(|name| *name == field.as_bytes()))
                 .collect(),
             width: names.len(),
         })
@@ -47,11 +49,11 @@ impl Columns {
     }
 
     /// Fills `found` with the wanted fields' cells of the row on `line`; a
-    /// field missing from the header stays `None`.
+    /// null cell, or a field missing from the header, is `None`.
     pub fn read<'a>(
         &self,
         line: &'a [u8],
-        cells: &mut Vec<Cow<'a, [u8]>>,
+        cells: &mut Vec<Option<Cow<'a, [u8]>>>,
         found: &mut Vec<Option<Cow<'a, [u8]>>>,
     ) -> Result<(), String> {
         split(line, cells)?;
@@ -66,14 +68,15 @@ impl Columns {
         found.extend(
             self.wanted
                 .iter()
-                .map(|column| column.map(|column| cells[column].clone())),
+                .map(|column| column.and_then(|column| cells[column].clone())),
         );
         Ok(())
     }
 }
 
-/// Splits one record into its cells, unquoted.
-fn split<'a>(line: &'a [u8], cells: &mut Vec<Cow<'a, [u8]>>) -> Result<(), String> {
+/// Splits one record into its cells, unquoted; an empty cell that was not
+/// quoted is `None`.
+fn split<'a>(line: &'a [u8], cells: &mut Vec<Option<Cow<'a, [u8]>>>) -> Result<(), String> {
     cells.clear();
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let mut at = 0;
@@ -94,7 +97,7 @@ fn split<'a>(line: &'a [u8], cells: &mut Vec<Cow<'a, [u8]>>) -> Result<(), Strin
                     break;
                 }
             }
-            cells.push(Cow::Owned(cell));
+            cells.push(Some(Cow::Owned(cell)));
             at = from;
             match line.get(at) {
                 None => return Ok(()),
@@ -114,7 +117,7 @@ fn split<'a>(line: &'a [u8], cells: &mut Vec<Cow<'a, [u8]>>) -> Result<(), Strin
                 ),
                 None => {}
             }
-            cells.push(Cow::Borrowed(cell));
+            cells.push((!cell.is_empty()).then_some(Cow::Borrowed(cell)));
             if end == line.len() {
                 return Ok(());
             }
@@ -148,12 +151,16 @@ pub fn write_cell(cell: &[u8], out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
+    /// The cells of `line`, a null one as `<null>`.
     fn cells(line: &str) -> Result<Vec<String>, String> {
         let mut cells = Vec::new();
         split(line.as_bytes(), &mut cells)?;
         Ok(cells
             .iter()
-            .map(|cell| String::from_utf8(cell.to_vec()).unwrap())
+            .map(|cell| match cell {
+                Some(cell) => String::from_utf8(cell.to_vec()).unwrap(),
+                None => "<null>".to_owned(),
+            })
             .collect())
     }
 
@@ -165,14 +172,15 @@ mod tests {
         );
         assert_eq!(
             cells(r#"a,"b,""c""",,d"#).unwrap(),
-            ["a", "b,\"c\"", "", "d"]
+            ["a", "b,\"c\"", "<null>", "d"]
         );
+        assert_eq!(cells(r#","",a,"#).unwrap(), ["<null>", "", "a", "<null>"]);
         assert_eq!(cells("a,b\r").unwrap(), ["a", "b"]);
         assert!(cells("ts,k\r1,a\r")
             .unwrap_err()
             .starts_with("a carriage return inside an unquoted cell"));
         assert_eq!(cells("\"a\rb\",c").unwrap(), ["a\rb", "c"]);
-        assert_eq!(cells("").unwrap(), [""]);
+        assert_eq!(cells("").unwrap(), ["<null>"]);
         assert!(cells(r#""a"b"#).is_err());
         assert!(cells(r#"a"b"#).is_err());
     }
@@ -180,10 +188,14 @@ mod tests {
     #[test]
     fn finds_wanted_columns() {
         let columns =
-            Columns::from_header(b"user,ts,amount", &["ts".into(), "nope".into()]).unwrap();
+            Columns::from_header(b"user,ts,,amount", &["ts".into(), "nope".into(), "".into()])
+                .unwrap();
         let (mut cells, mut found) = (Vec::new(), Vec::new());
-        columns.read(b"u1,17,5", &mut cells, &mut found).unwrap();
-        assert_eq!(found, [Some(Cow::Borrowed(&b"17"[..])), None]);
+        columns.read(b"u1,17,x,5", &mut cells, &mut found).unwrap();
+        let x = Some(Cow::Borrowed(&b"x"[..]));
+        assert_eq!(found, [Some(Cow::Borrowed(&b"17"[..])), None, x]);
+        columns.read(br#","",,"#, &mut cells, &mut found).unwrap();
+        assert_eq!(found, [Some(Cow::Borrowed(&b""[..])), None, None]);
         assert!(columns.read(b"u1,17", &mut cells, &mut found).is_err());
     }
 

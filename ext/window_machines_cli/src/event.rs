@@ -203,7 +203,6 @@ fn input_of(aggregate: &Aggregate, field: Option<Field>) -> Result<Input<Value>,
     };
     let input = match field {
         None => Input::Nil,
-        Some(Field::Cell([])) => Input::Nil,
         Some(Field::Cell(cell)) => match number_input(cell) {
             Some(number) => number,
             None if numeric => return Err(not_number()),
