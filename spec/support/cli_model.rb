@@ -31,7 +31,11 @@ module WindowMachinesSpec
   #   sum, min, max and mean skip nil; first, last and collect keep it and
   #   order by timestamp, equal timestamps in arrival (line) order; mean is
   #   the exact sum over the count as a Float; min/max keep the earlier
-  #   arrival on a tie; sum of nothing is 0, mean/min/max of nothing nil.
+  #   arrival on a tie (the command too, within a tumbling window; across
+  #   merged sessions and a hopping window's panes it keeps the earlier
+  #   session's or pane's, as the README says, so the random streams here
+  #   never tie an Integer with an equal Float); sum of nothing is 0,
+  #   mean/min/max of nothing nil.
   class CliModel
     attr_reader :records, :late_lines
 

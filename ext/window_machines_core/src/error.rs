@@ -133,7 +133,7 @@ impl fmt::Display for Error {
             Error::ZeroLength { name } => write!(f, "{name} must be positive, got 0"),
             Error::EndOverflow { start, length } => write!(
                 f,
-                "window end {start} + {length} is past 2**64-1"
+                "the window starting at {start} ends past 2**64-1 ({start} + {length})"
             ),
             Error::StartAfterFinish { start, finish } => write!(
                 f,

@@ -36,7 +36,9 @@ module PlainRuby
 
   def window_end(start, length)
     finish = start + length
-    raise WindowMachines::RangeError, "window end #{start} + #{length} is past 2**64-1" if finish > MAX
+    if finish > MAX
+      raise WindowMachines::RangeError, "the window starting at #{start} ends past 2**64-1 (#{start} + #{length})"
+    end
 
     finish
   end
@@ -349,8 +351,9 @@ module PlainRuby
       starts = starts_holding(timestamp)
       raise "model: no window holds #{timestamp} (before offset #{@offset}); unspecified" if starts.empty?
 
-      if starts.max + @window_size > MAX
-        raise WindowMachines::RangeError, "window end #{starts.max} + #{@window_size} is past 2**64-1"
+      last = starts.max
+      if last + @window_size > MAX
+        raise WindowMachines::RangeError, "the window starting at #{last} ends past 2**64-1 (#{last} + #{@window_size})"
       end
 
       mark = mark_at(time_after(timestamp))
