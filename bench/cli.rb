@@ -13,7 +13,8 @@
 # the command runs as an installed gem's would (`ruby -Ilib exe/...`, without
 # Bundler). Best time and largest peak of ROUNDS (default 3) alternating runs
 # each; then both outputs must hold the same windows. Last, the sessions
-# command's events per second from CSV and from gzipped JSON lines. The
+# command's events per second from CSV and from gzipped JSON lines, and one
+# key holding about 4,000 sessions open at once against holding one. The
 # target: at least 2x faster than DuckDB, with a smaller peak. DuckDB comes
 # from the Python named by DUCKDB_PYTHON (bench:cli makes a throwaway
 # virtualenv for it under tmp/bench_cli/); without it only the command is
@@ -30,6 +31,8 @@ EVENTS = Integer(ENV.fetch("EVENTS", 3_000_000))
 USERS = Integer(ENV.fetch("USERS", 1_000_000))
 ROUNDS = Integer(ENV.fetch("ROUNDS", 3))
 TARGET = 2.0
+BUSY_EVENTS = 300_000
+BUSY_TARGET = 2.0
 ROOT = File.expand_path("..", __dir__)
 DIR = File.join(ROOT, "tmp/bench_cli")
 COMMAND = [RbConfig.ruby, "-I", File.join(ROOT, "lib"), File.join(ROOT, "exe/window_machines")].freeze
@@ -158,3 +161,18 @@ puts format("sessions from JSON lines: %.2f M events/s", EVENTS / fastest["sessi
   puts format("sessions from %s: %.2f M events/s (%s); %s", label, EVENTS / run.seconds / 1e6, seconds_and_peak(run),
               same ? "the same sessions as from JSON lines" : "sessions DIFFER from JSON lines'")
 end
+
+# One key holding about 4,000 sessions open at once (a 1 s gap under an
+# 8,000 s lag) against one at a time: handing over the oldest of them must
+# not shift the rest, so an event costs about the same.
+busy = File.join(DIR, "busy-key-#{BUSY_EVENTS}.jsonl")
+File.write(busy, Array.new(BUSY_EVENTS) { |n| %({"ts":#{n * 2},"k":"a"}\n) }.join) unless File.exist?(busy)
+busy_seconds = lambda do |lag|
+  arguments = ["sessions", "--gap", "1", "--lag", lag.to_s, "--key", "k", "--time-format", "s", "--quiet",
+               "--output", output("busy.jsonl"), busy]
+  best(Array.new(ROUNDS) { measure(*COMMAND, *arguments) }).seconds
+end
+one, many = [0, 8_000].map { |lag| busy_seconds.call(lag) }
+puts format("one key, %d events: %.2f s with about 4,000 sessions open at once against %.2f s with one: " \
+            "%.2fx (target <= %.1fx: %s)", BUSY_EVENTS, many, one, many / one, BUSY_TARGET,
+            verdict(many / one <= BUSY_TARGET))

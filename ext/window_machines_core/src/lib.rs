@@ -7,6 +7,7 @@ mod aggregating;
 mod closing_queue;
 mod error;
 mod event_clock;
+mod front_vec;
 mod hash_index;
 mod heap;
 mod key_slots;

@@ -3,15 +3,14 @@
 //! set of accumulators per held session. A growing session adds to its
 //! accumulators; two sessions bridged by an event merge theirs.
 
-use smallvec::SmallVec;
-
 use crate::aggregate::{
     Accumulator, Accumulators, Aggregation, Input, NeedsHost, NoOps, Ops, Refusal,
 };
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::error::{Error, Result};
 use crate::event_clock::EventClock;
-use crate::heap::{accs_heap_bytes, spilled_bytes};
+use crate::front_vec::FrontVec;
+use crate::heap::accs_heap_bytes;
 use crate::key_slots::{KeyLookup, KeySlot, Prefetch};
 use crate::keyed::KeyedSessions;
 use crate::span::Span;
@@ -27,7 +26,7 @@ pub struct SessionPlan {
 
 /// A key's accumulators, one set per session, oldest first; kept with its
 /// sessions, and the one set most keys have kept inline.
-type HeldAccs<V> = SmallVec<[Accumulators<V>; 1]>;
+type HeldAccs<V> = FrontVec<Accumulators<V>>;
 
 #[derive(Debug, Clone)]
 pub struct SessionWindows<K, V> {
@@ -91,7 +90,7 @@ impl<K: Clone, V: Clone> SessionWindows<K, V> {
 
     fn accs_of(&self, slot: Option<KeySlot>) -> &[Accumulators<V>] {
         slot.and_then(|slot| self.sessions.extra(slot))
-            .map_or(&[], SmallVec::as_slice)
+            .map_or(&[], FrontVec::as_slice)
     }
 
     /// The accumulators the placement starts from: none for a new session,
@@ -144,13 +143,20 @@ impl<K: Clone, V: Clone> SessionWindows<K, V> {
             (Placement::Open(_), accs) => held.insert(index, accs.unwrap_or_default()),
             (Placement::Merge { .. }, accs) => {
                 held.remove(index + 1);
-                held[index] = accs.unwrap_or_default();
+                set(held, index, accs.unwrap_or_default());
             }
-            (Placement::Inside(_) | Placement::Grow { .. }, Some(accs)) => held[index] = accs,
+            (Placement::Inside(_) | Placement::Grow { .. }, Some(accs)) => set(held, index, accs),
             (Placement::Inside(_) | Placement::Grow { .. }, None) => {}
         }
         self.clock.observe(timestamp);
         Ok((slot, index))
+    }
+}
+
+/// Replaces the accumulators of a key's `index`th session.
+fn set<V>(held: &mut HeldAccs<V>, index: usize, accs: Accumulators<V>) {
+    if let Some(slot) = held.as_mut_slice().get_mut(index) {
+        *slot = accs;
     }
 }
 
@@ -195,7 +201,9 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
         let accs: usize = self
             .sessions
             .held_extras()
-            .map(|(_, held)| spilled_bytes(held) + held.iter().map(accs_heap_bytes).sum::<usize>())
+            .map(|(_, held)| {
+                held.heap_bytes() + held.as_slice().iter().map(accs_heap_bytes).sum::<usize>()
+            })
             .sum();
         self.sessions.heap_bytes() + accs
     }
@@ -287,7 +295,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
             if let Some(held) = self
                 .sessions
                 .extra_mut(slot)
-                .and_then(|held| held.get_mut(index))
+                .and_then(|held| held.as_mut_slice().get_mut(index))
             {
                 let added = self.aggregation.add(held, timestamp, inputs, &mut NoOps);
                 debug_assert!(added.is_ok(), "an add that needs no host was refused");
@@ -335,13 +343,9 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
     }
 
     fn take(&mut self, closed_only: bool) -> Option<Taken<K, V>> {
-        let (handover, accs) = self.sessions.take_first_with(closed_only, |held| {
-            if held.is_empty() {
-                Accumulators::new()
-            } else {
-                held.remove(0)
-            }
-        })?;
+        let (handover, accs) = self
+            .sessions
+            .take_first_with(closed_only, |held| held.remove(0).unwrap_or_default())?;
         Some(Taken::Ready(Handover {
             key: handover.key,
             start: handover.span.first,
@@ -432,7 +436,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
 
     fn each_held(&self, f: &mut dyn FnMut(&K, &[Accumulator<V>])) {
         for (key, held) in self.sessions.held_extras() {
-            for accs in held {
+            for accs in held.as_slice() {
                 f(key, accs);
             }
         }

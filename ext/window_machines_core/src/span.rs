@@ -1,7 +1,7 @@
 //! Sessions as spans of event time, and what an insert did to them.
 
 /// A session: the timestamps of its first and last events, both inclusive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Span {
     pub first: u64,
     pub last: u64,

@@ -4,6 +4,7 @@
 use std::hash::{Hash, Hasher};
 
 use crate::error::{Error, Result};
+use crate::front_vec::FrontVec;
 use crate::span::{Insertion, Replaced, Span};
 
 /// The most sessions one tracker, or one key, holds until they are handed over.
@@ -14,12 +15,7 @@ pub const MAX_SESSIONS: usize = 32;
 /// Most trackers, and most keys of a keyed tracker, hold one session at a
 /// time, so one span is kept inline and only two or more take the heap.
 #[derive(Debug, Clone, Default)]
-pub(crate) enum SpanList {
-    #[default]
-    Empty,
-    One(Span),
-    Many(Vec<Span>),
-}
+pub(crate) struct SpanList(FrontVec<Span>);
 
 impl PartialEq for SpanList {
     fn eq(&self, other: &SpanList) -> bool {
@@ -69,7 +65,7 @@ impl SpanList {
     /// last, any two more than `gap` apart, at most [`MAX_SESSIONS`].
     pub(crate) fn validated(spans: Vec<Span>, gap: u64) -> Result<SpanList> {
         SpanList::check(&spans, gap, MAX_SESSIONS)?;
-        Ok(SpanList::from_vec(spans))
+        Ok(SpanList(FrontVec::from_vec(spans)))
     }
 
     /// Whether `spans` could have been built by inserts under `gap`, with
@@ -104,38 +100,19 @@ impl SpanList {
     /// Appends a span from a checkpoint without checking it; a restore
     /// checks the whole list with [`SpanList::check`] before use.
     pub(crate) fn push_unchecked(&mut self, span: Span) {
-        match self {
-            SpanList::Empty => *self = SpanList::One(span),
-            SpanList::One(held) => *self = SpanList::Many(vec![*held, span]),
-            SpanList::Many(spans) => spans.push(span),
-        }
-    }
-
-    fn from_vec(mut spans: Vec<Span>) -> SpanList {
-        match spans.len() {
-            0 => SpanList::Empty,
-            1 => spans.pop().map_or(SpanList::Empty, SpanList::One),
-            _ => {
-                spans.shrink_to_fit();
-                SpanList::Many(spans)
-            }
-        }
+        self.0.push(span);
     }
 
     pub(crate) fn as_slice(&self) -> &[Span] {
-        match self {
-            SpanList::Empty => &[],
-            SpanList::One(span) => std::slice::from_ref(span),
-            SpanList::Many(spans) => spans,
-        }
+        self.0.as_slice()
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.as_slice().len()
+        self.0.len()
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        matches!(self, SpanList::Empty)
+        self.0.is_empty()
     }
 
     pub(crate) fn first(&self) -> Option<Span> {
@@ -143,60 +120,22 @@ impl SpanList {
     }
 
     pub(crate) fn remove_first(&mut self) {
-        if let SpanList::Many(spans) = self {
-            spans.remove(0);
-            if spans.len() == 1 {
-                *self = SpanList::from_vec(std::mem::take(spans));
-            }
-        } else {
-            *self = SpanList::Empty;
-        }
+        self.0.remove(0);
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        match self {
-            SpanList::Many(spans) => spans.capacity() * std::mem::size_of::<Span>(),
-            _ => 0,
-        }
-    }
-
-    fn open(&mut self, index: usize, span: Span) {
-        match self {
-            SpanList::Empty => *self = SpanList::One(span),
-            SpanList::One(held) => {
-                let mut spans = Vec::with_capacity(2);
-                spans.push(*held);
-                spans.insert(index.min(1), span);
-                *self = SpanList::Many(spans);
-            }
-            SpanList::Many(spans) => {
-                // Doubling keeps the list small: Vec would grow from four.
-                if spans.len() == spans.capacity() {
-                    spans.reserve_exact(spans.len());
-                }
-                spans.insert(index, span);
-            }
-        }
+        self.0.heap_bytes()
     }
 
     fn replace(&mut self, index: usize, span: Span) {
-        let slot = match self {
-            SpanList::Empty => None,
-            SpanList::One(held) => Some(held),
-            SpanList::Many(spans) => spans.get_mut(index),
-        };
-        if let Some(slot) = slot {
+        if let Some(slot) = self.0.as_mut_slice().get_mut(index) {
             *slot = span;
         }
     }
 
     fn merge(&mut self, index: usize, span: Span) {
-        if let SpanList::Many(spans) = self {
-            spans.splice(index..=index + 1, [span]);
-            if spans.len() == 1 {
-                *self = SpanList::from_vec(std::mem::take(spans));
-            }
-        }
+        self.0.remove(index + 1);
+        self.replace(index, span);
     }
 
     /// Where an event at `timestamp` goes under `gap`.
@@ -240,7 +179,7 @@ impl SpanList {
         match placement {
             Placement::Open(index) => {
                 let span = Span::at(timestamp);
-                self.open(index, span);
+                self.0.insert(index, span);
                 Insertion {
                     span,
                     replaced: Replaced::Nothing,

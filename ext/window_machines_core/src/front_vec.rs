@@ -1,0 +1,197 @@
+//! What one key keeps per session (its span, its accumulators): items in
+//! time order, usually one, opened anywhere but mostly at the end, and
+//! handed over from the front as the sessions close.
+
+use std::mem::size_of;
+
+/// Items in order. One is kept inline; more go to the heap, where the
+/// first is taken out in constant time: a taken item is left behind,
+/// emptied, until the taken ones are half of what is kept, and then all
+/// are dropped at once. A key holding thousands of sessions (a long lag, a
+/// short gap) so pays no shift of all of them for each one handed over.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum FrontVec<T> {
+    #[default]
+    Empty,
+    One(T),
+    Many(Box<Spilled<T>>),
+}
+
+/// The heap part of a [`FrontVec`]: always two items or more from `from`.
+#[derive(Debug, Clone)]
+pub(crate) struct Spilled<T> {
+    items: Vec<T>,
+    /// The items before it were taken out.
+    from: usize,
+}
+
+impl<T: Default> FrontVec<T> {
+    pub(crate) fn from_vec(mut items: Vec<T>) -> Self {
+        match items.len() {
+            0 => FrontVec::Empty,
+            1 => items.pop().map_or(FrontVec::Empty, FrontVec::One),
+            _ => {
+                items.shrink_to_fit();
+                FrontVec::Many(Box::new(Spilled { items, from: 0 }))
+            }
+        }
+    }
+
+    pub(crate) fn as_slice(&self) -> &[T] {
+        match self {
+            FrontVec::Empty => &[],
+            FrontVec::One(item) => std::slice::from_ref(item),
+            FrontVec::Many(spilled) => spilled.items.get(spilled.from..).unwrap_or_default(),
+        }
+    }
+
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
+        match self {
+            FrontVec::Empty => &mut [],
+            FrontVec::One(item) => std::slice::from_mut(item),
+            FrontVec::Many(spilled) => spilled.items.get_mut(spilled.from..).unwrap_or_default(),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        matches!(self, FrontVec::Empty)
+    }
+
+    pub(crate) fn push(&mut self, item: T) {
+        self.insert(self.len(), item);
+    }
+
+    /// Puts `item` at `index` (at most the length), shifting those after.
+    pub(crate) fn insert(&mut self, index: usize, item: T) {
+        match self {
+            FrontVec::Empty => *self = FrontVec::One(item),
+            FrontVec::One(_) => {
+                let FrontVec::One(held) = std::mem::take(self) else {
+                    return;
+                };
+                let mut items = Vec::with_capacity(2);
+                items.push(held);
+                items.insert(index.min(1), item);
+                *self = FrontVec::Many(Box::new(Spilled { items, from: 0 }));
+            }
+            FrontVec::Many(spilled) => {
+                // Room left by taken items is used before the heap grows.
+                if spilled.items.len() == spilled.items.capacity() && spilled.from > 0 {
+                    spilled.drop_taken();
+                }
+                let at = (spilled.from + index).min(spilled.items.len());
+                spilled.items.insert(at, item);
+            }
+        }
+    }
+
+    /// Takes out the item at `index`, shifting those after; the first in
+    /// constant time.
+    pub(crate) fn remove(&mut self, index: usize) -> Option<T> {
+        let removed = match self {
+            FrontVec::Empty => None,
+            FrontVec::One(_) if index == 0 => match std::mem::take(self) {
+                FrontVec::One(item) => Some(item),
+                _ => None,
+            },
+            FrontVec::One(_) => None,
+            FrontVec::Many(spilled) if index == 0 => {
+                let item = spilled.items.get_mut(spilled.from).map(std::mem::take);
+                spilled.from += 1;
+                if spilled.from * 2 >= spilled.items.len() {
+                    spilled.drop_taken();
+                }
+                item
+            }
+            FrontVec::Many(spilled) => {
+                let at = spilled.from + index;
+                (at < spilled.items.len()).then(|| spilled.items.remove(at))
+            }
+        };
+        if let FrontVec::Many(spilled) = self {
+            if spilled.items.len() - spilled.from == 1 {
+                *self = spilled.items.pop().map_or(FrontVec::Empty, FrontVec::One);
+            }
+        }
+        removed
+    }
+
+    /// Heap memory kept, not counting what the items own.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            FrontVec::Many(spilled) => {
+                size_of::<Spilled<T>>() + spilled.items.capacity() * size_of::<T>()
+            }
+            _ => 0,
+        }
+    }
+}
+
+impl<T> Spilled<T> {
+    fn drop_taken(&mut self) {
+        self.items.drain(..self.from);
+        self.from = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn behaves_as_a_vec_through_inserts_and_removals_anywhere() {
+        let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |below: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            usize::try_from(rng % below as u64).unwrap_or_default()
+        };
+        let (mut front, mut model) = (FrontVec::default(), Vec::new());
+        for step in 0..20_000_u64 {
+            match next(5) {
+                0 | 1 => {
+                    let at = next(model.len() + 1);
+                    front.insert(at, step);
+                    model.insert(at, step);
+                }
+                2 => {
+                    front.push(step);
+                    model.push(step);
+                }
+                3 => {
+                    let expected = (!model.is_empty()).then(|| model.remove(0));
+                    assert_eq!(front.remove(0), expected);
+                }
+                _ => {
+                    let at = next(model.len() + 2);
+                    let expected = (at < model.len()).then(|| model.remove(at));
+                    assert_eq!(front.remove(at), expected);
+                }
+            }
+            assert_eq!(front.as_slice(), model.as_slice());
+            assert_eq!(front.is_empty(), model.is_empty());
+            assert_eq!(matches!(front, FrontVec::Many(_)), model.len() > 1);
+        }
+    }
+
+    #[test]
+    fn taking_the_first_of_many_keeps_memory_bounded() {
+        let mut front = FrontVec::from_vec((0..4_096_u64).collect());
+        let capacity = front.heap_bytes();
+        for next in 4_096..1_000_000 {
+            assert_eq!(front.remove(0), Some(next - 4_096));
+            front.push(next);
+        }
+        assert_eq!(front.len(), 4_096);
+        assert!(front.heap_bytes() <= 2 * capacity + size_of::<Spilled<u64>>());
+        for item in front.as_mut_slice() {
+            *item += 1;
+        }
+        assert_eq!(front.as_slice().first(), Some(&(1_000_000 - 4_096 + 1)));
+    }
+}
