@@ -196,7 +196,8 @@ RSpec.describe "window_machines bad input and bad usage" do
       "an empty --output" => ["sessions", "--gap", "10", "--output", "", file],
       "an empty --late" => ["sessions", "--gap", "10", "--late", "", file],
       "an empty --bad" => ["sessions", "--gap", "10", "--skip-bad", "--bad", "", file],
-      "an empty --state" => ["sessions", "--gap", "10", "--state", "", file]
+      "an empty --state" => ["sessions", "--gap", "10", "--state", "", file],
+      "--state - (standard output is for the results)" => ["sessions", "--gap", "10", "--state", "-", file]
     }.each do |what, args|
       it "exits 2 on #{what}, with a message on standard error and no records" do
         result = run_cli(*args)

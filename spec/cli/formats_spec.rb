@@ -325,6 +325,12 @@ RSpec.describe "window_machines input and output formats" do
       summed = run_cli(*args, "--agg", "sum:v")
       expect(summed.exitstatus).to eq(1), summed.describe
       expect(summed.stderr).to include("blank.csv:2: field \"v\" is not a number, which sum needs")
+      times = write_file(@dir, "times.csv", %(ts,k\n1,a\n"",a\n,a\n))
+      skipped = run_cli("tumbling", "--size", "10", "--key", "k", "--skip-bad", times)
+      expect(skipped).to be_success, skipped.describe
+      expect(skipped.stderr).to include("2 bad lines skipped (first: #{times}:3: time \"\" is not a number")
+      stopped = run_cli("tumbling", "--size", "10", "--key", "k", write_file(@dir, "null.csv", "ts,k\n,a\n"))
+      expect(stopped.stderr).to include(%(null.csv:2: time field "ts" is missing))
     end
 
     it "reads back the CSV it writes: a null key and an empty one stay two keys" do

@@ -67,6 +67,25 @@ RSpec.describe "Aggregating windows and hostile user code" do
         end
       end
 
+      it "files both adds when a key's hash adds that same key object, as a Hash stores both" do
+        tracker = build.call(aggregate::Collect.new)
+        reentered = false
+        key = hostile_key.new("h") do
+          unless reentered
+            reentered = true
+            expect(tracker.add(key, 1, :inner)).to be(true)
+          end
+        end
+        expect(tracker.add(key, 2, :outer)).to be(true)
+        expect(reentered).to be(true)
+        tracker.add(hostile_key.new("h"), 2, :equal)
+        expect_consistent(tracker)
+        expect(tracker.key_count).to eq(1)
+        expect(values_by_key(tracker)).to eq(hostile_key.new("h") => %i[inner outer equal])
+        expect(tracker.current(hostile_key.new("h"))).to eq(tracker.current(key))
+        expect(tracker.current(key)).not_to be_empty
+      end
+
       it "stays consistent when a key's hash takes closed windows in the middle of an add" do
         tracker = build.call(aggregate::Collect.new, grace: 0)
         tracker.add("a", 1, :a)

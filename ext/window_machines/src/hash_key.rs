@@ -12,8 +12,11 @@
 //!   them, since `0.0.eql?(-0.0)`;
 //! - anything else is hashed by its `hash` method.
 
-use magnus::{prelude::*, rb_sys::AsRawValue, rb_sys::FromRawValue, Error, RArray, Ruby, Value};
+use magnus::{
+    prelude::*, rb_sys::AsRawValue, rb_sys::FromRawValue, Error, Integer, RArray, Ruby, Value,
+};
 use rb_sys::ruby_value_type::{RUBY_T_ARRAY, RUBY_T_BIGNUM, RUBY_T_STRING};
+use rb_sys::{INTEGER_PACK_2COMP, INTEGER_PACK_LSBYTE_FIRST, INTEGER_PACK_LSWORD_FIRST};
 
 const NOT_JSON: &str = "not a String, Integer, true, false, nil or Array of them";
 
@@ -48,8 +51,37 @@ pub fn hash_of(key: Value) -> Result<u64, Error> {
     if let Some(hash) = hash_without_ruby(key) {
         return Ok(hash);
     }
-    // rb_hash (behind magnus's `hash`) folds a Bignum result to a Fixnum.
-    Ok(spread(like_any_hash(key.hash()?.to_i64()?)))
+    Ok(spread(like_any_hash(hash_method(key)?)))
+}
+
+/// What the key's `hash` method returns, as 64 bits (a Bignum keeps its
+/// low ones). Called directly, as a Hash calls it: `rb_hash`, behind
+/// magnus's `hash`, guards against recursion for Arrays that contain
+/// themselves, and would abandon a `hash` that uses the tracker with this
+/// same key, handing the outer call a placeholder.
+fn hash_method(key: Value) -> Result<i64, Error> {
+    let returned: Value = key.funcall("hash", ())?;
+    // Anything else is made an Integer by `to_int`, as `rb_hash` does.
+    let integer = Integer::try_convert(returned)?;
+    if let Ok(hash) = integer.to_i64() {
+        return Ok(hash);
+    }
+    let mut low = [0_u8; 8];
+    let flags = INTEGER_PACK_2COMP | INTEGER_PACK_LSWORD_FIRST | INTEGER_PACK_LSBYTE_FIRST;
+    // SAFETY: `integer` is an Integer, so rb_integer_pack calls no `to_int`
+    // and cannot raise or allocate; it writes exactly one 8-byte word into
+    // `low`, the Integer's lowest 64 bits in two's complement.
+    unsafe {
+        rb_sys::rb_integer_pack(
+            integer.as_raw(),
+            low.as_mut_ptr().cast(),
+            1,
+            8,
+            0,
+            flags.cast_signed(),
+        );
+    }
+    Ok(i64::from_le_bytes(low))
 }
 
 /// [`hash_of`] for the keys whose hash runs no Ruby code (Strings and

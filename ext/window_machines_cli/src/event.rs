@@ -161,7 +161,6 @@ impl EventReader {
         let missing = || format!("time field {:?} is missing", self.time_field);
         let mut number = false;
         let text: Cow<[u8]> = match field.ok_or_else(missing)? {
-            Field::Cell([]) => return Err(missing()),
             Field::Cell(cell) => Cow::Borrowed(cell),
             Field::Json(value) => match value.kind {
                 JsonKind::Null => return Err(missing()),

@@ -155,8 +155,8 @@ module WindowMachines
         end
         parser.on("--skip-bad", "Count and skip bad lines instead of stopping") { @job[:skip_bad] = true }
         parser.on("--bad FILE", "Write the bad lines --skip-bad skips there (given now, or when a run",
-                  "stopped by one resumes)") { |path| @job[:bad] = lines_file(path) }
-        parser.on("--late FILE", "Write late events' lines there") { |path| @job[:late] = lines_file(path) }
+                  "stopped by one resumes)") { |path| @job[:bad] = side_file(path) }
+        parser.on("--late FILE", "Write late events' lines there") { |path| @job[:late] = side_file(path) }
       end
 
       def output_options(parser)
@@ -169,15 +169,16 @@ module WindowMachines
         end
         parser.on("--state FILE", "Checkpoint there, and resume from it") do |path|
           # Each checkpoint is written beside it first, then renamed over it.
-          @job[:state] = file_name(path)
+          @job[:state] = side_file(path)
           @job[:state_scratch] = "#{path}.tmp"
         end
         parser.on("--quiet", "-q", "No progress line") { @quiet = true }
         parser.on("--help", "-h", "This help") { @help = true }
       end
 
-      # A file for late or bad lines: standard output carries the results.
-      def lines_file(path)
+      # A file written beside the results (late or bad lines, the state):
+      # standard output carries the results.
+      def side_file(path)
         raise OptionParser::InvalidArgument, "#{path} (standard output is for the results; name a file)" if path == "-"
 
         file_name(path)
