@@ -1,14 +1,19 @@
-//! What one key keeps per session (its span, its accumulators): items in
-//! time order, usually one, opened anywhere but mostly at the end, and
-//! handed over from the front as the sessions close.
+//! What one key keeps per session (its span, its accumulators) and per
+//! part of a window (its accumulators): items in order, usually one, and
+//! for sessions opened anywhere but mostly at the end, and handed over
+//! from the front as they close.
 
 use std::mem::size_of;
+use std::ops::{Deref, DerefMut};
 
 /// Items in order. One is kept inline; more go to the heap, where the
 /// first is taken out in constant time: a taken item is left behind,
 /// emptied, until the taken ones are half of what is kept, and then all
 /// are dropped at once. A key holding thousands of sessions (a long lag, a
 /// short gap) so pays no shift of all of them for each one handed over.
+/// An item with spare values in its own layout (an enum's tag) leaves room
+/// for the other variants: a `FrontVec` of accumulators is no bigger than
+/// one accumulator.
 #[derive(Debug, Clone, Default)]
 pub(crate) enum FrontVec<T> {
     #[default]
@@ -25,18 +30,7 @@ pub(crate) struct Spilled<T> {
     from: usize,
 }
 
-impl<T: Default> FrontVec<T> {
-    pub(crate) fn from_vec(mut items: Vec<T>) -> Self {
-        match items.len() {
-            0 => FrontVec::Empty,
-            1 => items.pop().map_or(FrontVec::Empty, FrontVec::One),
-            _ => {
-                items.shrink_to_fit();
-                FrontVec::Many(Box::new(Spilled { items, from: 0 }))
-            }
-        }
-    }
-
+impl<T> FrontVec<T> {
     pub(crate) fn as_slice(&self) -> &[T] {
         match self {
             FrontVec::Empty => &[],
@@ -50,6 +44,17 @@ impl<T: Default> FrontVec<T> {
             FrontVec::Empty => &mut [],
             FrontVec::One(item) => std::slice::from_mut(item),
             FrontVec::Many(spilled) => spilled.items.get_mut(spilled.from..).unwrap_or_default(),
+        }
+    }
+
+    pub(crate) fn from_vec(mut items: Vec<T>) -> Self {
+        match items.len() {
+            0 => FrontVec::Empty,
+            1 => items.pop().map_or(FrontVec::Empty, FrontVec::One),
+            _ => {
+                items.shrink_to_fit();
+                FrontVec::Many(Box::new(Spilled { items, from: 0 }))
+            }
         }
     }
 
@@ -89,6 +94,18 @@ impl<T: Default> FrontVec<T> {
         }
     }
 
+    /// Heap memory kept, not counting what the items own.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            FrontVec::Many(spilled) => {
+                size_of::<Spilled<T>>() + spilled.items.capacity() * size_of::<T>()
+            }
+            _ => 0,
+        }
+    }
+}
+
+impl<T: Default> FrontVec<T> {
     /// Takes out the item at `index`, shifting those after; the first in
     /// constant time.
     pub(crate) fn remove(&mut self, index: usize) -> Option<T> {
@@ -119,14 +136,60 @@ impl<T: Default> FrontVec<T> {
         }
         removed
     }
+}
 
-    /// Heap memory kept, not counting what the items own.
-    pub(crate) fn heap_bytes(&self) -> usize {
+impl<T> Deref for FrontVec<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+impl<T> DerefMut for FrontVec<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.as_mut_slice()
+    }
+}
+
+impl<T> FromIterator<T> for FrontVec<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
+        FrontVec::from_vec(items.into_iter().collect())
+    }
+}
+
+impl<T> IntoIterator for FrontVec<T> {
+    type Item = T;
+    type IntoIter = IntoIter<T>;
+
+    /// The items, in order; one kept inline is moved out without touching
+    /// the heap.
+    fn into_iter(self) -> IntoIter<T> {
         match self {
+            FrontVec::Empty => IntoIter::Inline(None.into_iter()),
+            FrontVec::One(item) => IntoIter::Inline(Some(item).into_iter()),
             FrontVec::Many(spilled) => {
-                size_of::<Spilled<T>>() + spilled.items.capacity() * size_of::<T>()
+                let Spilled { mut items, from } = *spilled;
+                items.drain(..from);
+                IntoIter::Spilled(items.into_iter())
             }
-            _ => 0,
+        }
+    }
+}
+
+/// The iterator of a [`FrontVec`] taken apart.
+pub(crate) enum IntoIter<T> {
+    Inline(std::option::IntoIter<T>),
+    Spilled(std::vec::IntoIter<T>),
+}
+
+impl<T> Iterator for IntoIter<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        match self {
+            IntoIter::Inline(items) => items.next(),
+            IntoIter::Spilled(items) => items.next(),
         }
     }
 }
@@ -143,7 +206,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn behaves_as_a_vec_through_inserts_and_removals_anywhere() {
+    fn behaves_as_a_vec_through_inserts_removals_and_iteration() {
         let mut rng = 0x2545_f491_4f6c_dd1d_u64;
         let mut next = move |below: usize| {
             rng ^= rng << 13;
@@ -176,6 +239,13 @@ mod tests {
             assert_eq!(front.as_slice(), model.as_slice());
             assert_eq!(front.is_empty(), model.is_empty());
             assert_eq!(matches!(front, FrontVec::Many(_)), model.len() > 1);
+            if step % 100 == 0 {
+                assert_eq!(front.clone().into_iter().collect::<Vec<_>>(), model);
+                assert_eq!(
+                    front.iter().collect::<FrontVec<_>>().as_slice(),
+                    model.iter().collect::<Vec<_>>()
+                );
+            }
         }
     }
 

@@ -3,6 +3,7 @@
 use smallvec::{Array, SmallVec};
 
 use crate::aggregate::Accumulator;
+use crate::front_vec::FrontVec;
 
 /// Bytes the buffer of `items` takes on the heap: none while it fits
 /// inline.
@@ -20,4 +21,9 @@ pub(crate) fn accs_heap_bytes<V: Clone, A: Array<Item = Accumulator<V>>>(
     accs: &SmallVec<A>,
 ) -> usize {
     spilled_bytes(accs) + accs.iter().map(Accumulator::heap_bytes).sum::<usize>()
+}
+
+/// [`accs_heap_bytes`] for accumulators kept in a [`FrontVec`].
+pub(crate) fn front_accs_heap_bytes<V: Clone>(accs: &FrontVec<Accumulator<V>>) -> usize {
+    accs.heap_bytes() + accs.iter().map(Accumulator::heap_bytes).sum::<usize>()
 }

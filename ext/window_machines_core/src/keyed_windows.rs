@@ -20,14 +20,14 @@
 
 use std::collections::BTreeMap;
 
-use smallvec::SmallVec;
+use crate::front_vec::FrontVec;
 
 use crate::aggregate::{Accumulator, Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
 use crate::closing_queue::{ClosingQueue, Fate};
 use crate::error::{Error, Result};
 use crate::event_clock::{ClockMode, EventClock};
-use crate::heap::accs_heap_bytes;
+use crate::heap::front_accs_heap_bytes;
 use crate::key_slots::{KeyLookup, KeySlot, KeySlots, Prefetch};
 
 /// The most windows one event may fall in. An event costs the same however
@@ -179,8 +179,9 @@ impl Shape {
 }
 
 /// A part's accumulators: one kept inline where a hand-over's keep two,
-/// since open windows (a part each) are most of this tracker's memory.
-type PartAccs<V> = SmallVec<[Accumulator<V>; 1]>;
+/// since open windows (a part each) are most of this tracker's memory, and
+/// in no more room than that one takes.
+type PartAccs<V> = FrontVec<Accumulator<V>>;
 
 /// Part of a pane: the events that joined it while `from` was their first
 /// open window.
@@ -704,7 +705,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
                 held.heap_bytes()
                     + held
                         .parts()
-                        .map(|part| accs_heap_bytes(&part.accs))
+                        .map(|part| front_accs_heap_bytes(&part.accs))
                         .sum::<usize>()
             })
             .sum();
