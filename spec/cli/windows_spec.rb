@@ -17,14 +17,19 @@ RSpec.describe "window_machines tumbling and hopping" do
     end
   end
 
-  # Sends the run SIGTERM and expects it to end within 10 s with 128 + 15,
-  # as a stopped run does (killed with SIGKILL otherwise).
-  def expect_to_stop_on_sigterm(waiter)
-    Process.kill(:TERM, waiter.pid)
-    finished = waiter.join(10)
-    Process.kill(:KILL, waiter.pid) unless finished
-    expect(finished).to be_truthy, "still running 10 s after SIGTERM"
-    expect(waiter.value.exitstatus).to eq(128 + Signal.list.fetch("TERM"))
+  # Runs the command as `running` does, sends it SIGTERM after `seconds`,
+  # expects it to end within 10 s with 128 + 15, as a stopped run does
+  # (killed with SIGKILL otherwise), and returns its standard error.
+  def stopped_by_sigterm(arguments, after:)
+    running(arguments) do |error, waiter|
+      sleep after
+      Process.kill(:TERM, waiter.pid)
+      finished = waiter.join(10)
+      Process.kill(:KILL, waiter.pid) unless finished
+      expect(finished).to be_truthy, "still running 10 s after SIGTERM"
+      expect(waiter.value.exitstatus).to eq(128 + Signal.list.fetch("TERM"))
+      error.read
+    end
   end
 
   def expect_windows(records, expected, keys)
@@ -87,13 +92,10 @@ RSpec.describe "window_machines tumbling and hopping" do
         File.write(input, Array.new(100_000) { |n| %({"k":"k#{n}","ts":#{n}}\n) }.join)
         state = File.join(dir, "run.state")
         arguments = command_line("tumbling", "--quiet", "--size", "1", "--key", "k", "--state", state, input)
-        running(arguments) do |error, waiter|
-          sleep 1.5 # past the first checkpoint, which the full pipe may have held up
-          expect_to_stop_on_sigterm(waiter)
-          message = error.read
-          expect(message).to start_with("window_machines: stopped by SIGTERM")
-          expect(message.include?("state saved")).to eq(File.exist?(state))
-        end
+        # Past the first checkpoint, which the full pipe may have held up.
+        message = stopped_by_sigterm(arguments, after: 1.5)
+        expect(message).to start_with("window_machines: stopped by SIGTERM")
+        expect(message.include?("state saved")).to eq(File.exist?(state))
       end
     end
 
@@ -107,11 +109,7 @@ RSpec.describe "window_machines tumbling and hopping" do
           expect(File.read(fifo).lines.size).to eq(3)
           expect(waiter.value).to be_success, error.read
         end
-        running(arguments) do |error, waiter|
-          sleep 0.5
-          expect_to_stop_on_sigterm(waiter)
-          expect(error.read).to eq("window_machines: stopped by SIGTERM\n")
-        end
+        expect(stopped_by_sigterm(arguments, after: 0.5)).to eq("window_machines: stopped by SIGTERM\n")
       end
     end
 
@@ -124,11 +122,7 @@ RSpec.describe "window_machines tumbling and hopping" do
         File.mkfifo(late)
         File.open(late, File::RDONLY | File::NONBLOCK) do |_never_read|
           arguments = command_line("tumbling", "--quiet", "--size", "10", "--late", late, input)
-          running(arguments) do |error, waiter|
-            sleep 1
-            expect_to_stop_on_sigterm(waiter)
-            expect(error.read).to eq("window_machines: stopped by SIGTERM\n")
-          end
+          expect(stopped_by_sigterm(arguments, after: 1)).to eq("window_machines: stopped by SIGTERM\n")
         end
       end
     end

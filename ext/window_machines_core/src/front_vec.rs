@@ -70,6 +70,13 @@ impl<T> FrontVec<T> {
         self.insert(self.len(), item);
     }
 
+    /// Puts `item` in place of the one at `index`, if there is one.
+    pub(crate) fn replace(&mut self, index: usize, item: T) {
+        if let Some(slot) = self.as_mut_slice().get_mut(index) {
+            *slot = item;
+        }
+    }
+
     /// Puts `item` at `index` (at most the length), shifting those after.
     pub(crate) fn insert(&mut self, index: usize, item: T) {
         match self {
@@ -106,6 +113,13 @@ impl<T> FrontVec<T> {
 }
 
 impl<T: Default> FrontVec<T> {
+    /// Puts `item` in place of the two at `index` and `index + 1`: two
+    /// sessions an event bridged.
+    pub(crate) fn join(&mut self, index: usize, item: T) {
+        self.remove(index + 1);
+        self.replace(index, item);
+    }
+
     /// Takes out the item at `index`, shifting those after; the first in
     /// constant time.
     pub(crate) fn remove(&mut self, index: usize) -> Option<T> {
@@ -206,7 +220,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn behaves_as_a_vec_through_inserts_removals_and_iteration() {
+    fn behaves_as_a_vec_through_inserts_removals_joins_and_iteration() {
         let mut rng = 0x2545_f491_4f6c_dd1d_u64;
         let mut next = move |below: usize| {
             rng ^= rng << 13;
@@ -216,7 +230,7 @@ mod tests {
         };
         let (mut front, mut model) = (FrontVec::default(), Vec::new());
         for step in 0..20_000_u64 {
-            match next(5) {
+            match next(7) {
                 0 | 1 => {
                     let at = next(model.len() + 1);
                     front.insert(at, step);
@@ -229,6 +243,18 @@ mod tests {
                 3 => {
                     let expected = (!model.is_empty()).then(|| model.remove(0));
                     assert_eq!(front.remove(0), expected);
+                }
+                4 => {
+                    let at = next(model.len() + 1);
+                    front.replace(at, step);
+                    if let Some(slot) = model.get_mut(at) {
+                        *slot = step;
+                    }
+                }
+                5 if model.len() >= 2 => {
+                    let at = next(model.len() - 1);
+                    front.join(at, step);
+                    model.splice(at..=at + 1, [step]);
                 }
                 _ => {
                     let at = next(model.len() + 2);

@@ -141,22 +141,14 @@ impl<K: Clone, V: Clone> SessionWindows<K, V> {
         };
         match (plan.placement, accs) {
             (Placement::Open(_), accs) => held.insert(index, accs.unwrap_or_default()),
-            (Placement::Merge { .. }, accs) => {
-                held.remove(index + 1);
-                set(held, index, accs.unwrap_or_default());
+            (Placement::Merge { .. }, accs) => held.join(index, accs.unwrap_or_default()),
+            (Placement::Inside(_) | Placement::Grow { .. }, Some(accs)) => {
+                held.replace(index, accs);
             }
-            (Placement::Inside(_) | Placement::Grow { .. }, Some(accs)) => set(held, index, accs),
             (Placement::Inside(_) | Placement::Grow { .. }, None) => {}
         }
         self.clock.observe(timestamp);
         Ok((slot, index))
-    }
-}
-
-/// Replaces the accumulators of a key's `index`th session.
-fn set<V>(held: &mut HeldAccs<V>, index: usize, accs: Accumulators<V>) {
-    if let Some(slot) = held.as_mut_slice().get_mut(index) {
-        *slot = accs;
     }
 }
 

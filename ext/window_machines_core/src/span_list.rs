@@ -127,17 +127,6 @@ impl SpanList {
         self.0.heap_bytes()
     }
 
-    fn replace(&mut self, index: usize, span: Span) {
-        if let Some(slot) = self.0.as_mut_slice().get_mut(index) {
-            *slot = span;
-        }
-    }
-
-    fn merge(&mut self, index: usize, span: Span) {
-        self.0.remove(index + 1);
-        self.replace(index, span);
-    }
-
     /// Where an event at `timestamp` goes under `gap`.
     pub(crate) fn place(&self, timestamp: u64, gap: u64) -> Placement {
         // Spans are sorted and more than gap apart, so their reaches are too:
@@ -190,7 +179,7 @@ impl SpanList {
                 replaced: Replaced::Nothing,
             },
             Placement::Grow { index, held, span } => {
-                self.replace(index, span);
+                self.0.replace(index, span);
                 Insertion {
                     span,
                     replaced: Replaced::One(held),
@@ -202,7 +191,7 @@ impl SpanList {
                 newer,
                 span,
             } => {
-                self.merge(index, span);
+                self.0.join(index, span);
                 Insertion {
                     span,
                     replaced: Replaced::Two(older, newer),
