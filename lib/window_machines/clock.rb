@@ -274,6 +274,11 @@ module WindowMachines
     end
 
     def seconds_to_ticks(value, seconds, name)
+      # A Time subclass may define its own to_r: only an exact number of
+      # seconds is read, never a Float (or nil, or NaN).
+      unless ::Rational === seconds || ::Integer === seconds
+        raise TypeError, "#{name}'s to_r must return a Rational, got #{described(seconds)} from #{described(value)}"
+      end
       if seconds.negative?
         raise RangeError, "#{name} must not be before the epoch (1970-01-01 00:00:00 UTC), got #{described(value)}"
       end

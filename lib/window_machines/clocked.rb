@@ -67,11 +67,14 @@ module WindowMachines
       #   arguments, by position.
       # @param keywords [Hash{Symbol => Symbol}] kinds of `new`'s keywords.
       # @param calls [Hash{Symbol => Array<Symbol, nil>}] kinds of each
-      #   method's positional arguments, by position.
+      #   method's positional arguments, by position, for the methods that
+      #   change the tracker.
+      # @param reads [Hash{Symbol => Array<Symbol, nil>}] the same for the
+      #   methods that only read it.
       # @return [void]
       # @!visibility private
-      def install(klass, arguments:, calls:, keywords: {})
-        klass.const_set(:ClockedCalls, converting(calls))
+      def install(klass, arguments:, calls:, reads: {}, keywords: {})
+        klass.const_set(:ClockedCalls, converting(calls, reads))
         # Once in a class's ancestors: a subclass of a clocked class
         # (TumblingWindows) inherits it rather than wrapping it twice.
         klass.prepend(self) unless klass.include?(self)
@@ -140,12 +143,17 @@ module WindowMachines
       # read is frozen), so trackers work in any Ractor.
       def shareable(&body) = Ractor.make_shareable(body)
 
-      def converting(calls)
+      def converting(calls, reads)
         Module.new.tap do |calls_module|
-          calls.each do |name, kinds|
+          calls.merge(reads).each do |name, kinds|
             kinds = Ractor.make_shareable(kinds)
+            changes = calls.key?(name)
             calls_module.define_method(name, &shareable do |*args, **options, &block|
-              super(*Clocked.convert(@clock, args, kinds), **options, &block)
+              # A frozen tracker refuses a change before its arguments are
+              # looked at, as without a clock: no argument's conversion
+              # (its to_time, its to_r) runs for a call that cannot happen.
+              args = Clocked.convert(@clock, args, kinds) unless changes && frozen?
+              super(*args, **options, &block)
             end)
           end
         end
@@ -174,7 +182,8 @@ module WindowMachines
     end
   end
 
-  Clocked.install(Watermark, arguments: %i[ticks], calls: { advance: %i[ticks], closes?: %i[ticks ticks length] })
+  Clocked.install(Watermark, arguments: %i[ticks], calls: { advance: %i[ticks] },
+                             reads: { closes?: %i[ticks ticks length] })
   Clocked.install(Sessions, arguments: %i[length],
                             calls: { insert: %i[ticks], insert_all: %i[each_ticks], advance_watermark: %i[ticks] })
   Clocked.install(KeyedSessions, arguments: %i[length],
@@ -186,7 +195,6 @@ module WindowMachines
   Clocked.install(TumblingWindows, arguments: %i[length], keywords: { grace: :length, offset: :length },
                                    calls: aggregating)
   Clocked.install(SessionWindows, arguments: %i[length], keywords: { grace: :length }, calls: aggregating)
-  Clocked.install(VersionedTable, arguments: %i[length],
-                                  calls: { put: [nil, nil, :ticks], delete: [nil, :ticks], get: [nil, :ticks],
-                                           version: [nil, :ticks] })
+  Clocked.install(VersionedTable, arguments: %i[length], calls: { put: [nil, nil, :ticks], delete: [nil, :ticks] },
+                                  reads: { get: [nil, :ticks], version: [nil, :ticks] })
 end

@@ -64,6 +64,7 @@ module WindowMachines
         return usage_error(e.message, options.usage)
       end
       return say(options.usage) if options.help
+      return say("window_machines #{VERSION}") if options.version
 
       finish(job, run_job(job))
     rescue SignalException => e

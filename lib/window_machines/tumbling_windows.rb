@@ -19,5 +19,34 @@ module WindowMachines
     def initialize(size, **options)
       super(size, size, **options)
     end
+
+    # @!visibility private
+    def self.from_h(*arguments, **options)
+      # The checkpoint may come as bare keywords, beside aggregate: and on_late:.
+      back_to_back(arguments.first || options)
+      super
+    end
+
+    # @!visibility private
+    def marshal_load(checkpoint)
+      TumblingWindows.back_to_back(checkpoint) unless frozen?
+      super
+    end
+
+    # Refuses a checkpoint of windows that overlap (a HoppingWindows one):
+    # each event is in exactly one tumbling window. Only Integers are
+    # compared, so no code of the checkpoint's runs; anything else is left
+    # for the checks every checkpoint gets.
+    # @raise [ArgumentError]
+    # @!visibility private
+    def self.back_to_back(checkpoint)
+      return unless ::Hash === checkpoint
+
+      size, advance = %i[size advance].map { |name| checkpoint.fetch(name) { checkpoint[name.to_s] } }
+      return unless ::Integer === size && ::Integer === advance && advance != size
+
+      raise ArgumentError, "a TumblingWindows checkpoint's advance must equal its size, got size #{size} and " \
+                           "advance #{advance} (restore it with HoppingWindows.from_h)"
+    end
   end
 end

@@ -125,6 +125,17 @@ RSpec.describe "window_machines bad input and bad usage" do
     expect(result.stderr).to match(bad_input_report(path, 4))
   end
 
+  it "skips only empty CSV lines: a line of spaces is a row, as Ruby's CSV reads it, and is refused or counted" do
+    path = write_file(@dir, "spaces.csv", "ts\n1\n\r\n  \n2\n")
+    result = run_cli("sessions", "--quiet", "--gap", "100", path)
+    expect(result.exitstatus).to eq(1), result.describe
+    expect(result.stderr).to include("#{path}:4: ")
+    skipped = run_cli("sessions", "--quiet", "--gap", "100", "--skip-bad", path)
+    expect(skipped).to be_success, skipped.describe
+    expect(skipped.records).to eq([{ "first" => 1, "last" => 2, "count" => 2 }])
+    expect(skipped.stderr).to include("1 bad line")
+  end
+
   it "refuses a CSV file whose lines end with a lone carriage return, which would otherwise read as one header" do
     path = write_file(@dir, "old_mac.csv", "ts,user\r1700000000000,u1\r1700000001000,u2\r")
     result = run_cli("tumbling", "--quiet", "--size", "1m", "--key", "user", path)

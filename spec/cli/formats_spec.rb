@@ -248,6 +248,16 @@ RSpec.describe "window_machines input and output formats" do
       expect(run_ok(*sessions_ms_args, gz_name).stdout).to eq(sessions_ms_output)
     end
 
+    it "reads members one after another, takes zero padding after the last as the end, and names other trailing data" do
+      lines = fixture_text("sessions_ms.jsonl").lines
+      padded = write_file(@dir, "padded.jsonl.gz", gzip(lines[0, 3].join) + gzip(lines[3..].join) + ("\0" * 512))
+      expect(run_ok(*sessions_ms_args, padded).stdout).to eq(sessions_ms_output)
+      trailing = write_file(@dir, "trailing.jsonl.gz", "#{gzip(fixture_text('sessions_ms.jsonl'))}junk")
+      result = run_cli(*sessions_ms_args, trailing)
+      expect(result.exitstatus).to eq(1), result.describe
+      expect(result.stderr).to include("#{trailing}: data after the last gzip member that is not gzip")
+    end
+
     it "recognises gzipped standard input" do
       expect(run_ok(*sessions_ms_args, stdin: gzip(fixture_text("sessions_ms.jsonl"))).stdout).to eq(sessions_ms_output)
     end

@@ -22,6 +22,27 @@ RSpec.describe "window_machines help and version" do
     expect(result.stdout).to include(WindowMachines::VERSION)
   end
 
+  it "SUBCOMMAND --version prints the version too, and an empty --key or --time is bad usage" do
+    result = run_cli("sessions", "--gap", "5", "--version")
+    expect(result).to be_success, result.describe
+    expect(result.stdout).to eq("window_machines #{WindowMachines::VERSION}\n")
+    %w[--key --time].each do |option|
+      result = run_cli("sessions", "--gap", "5", option, "", stdin: %({"ts":1}\n))
+      expect(result.exitstatus).to eq(2), result.describe
+      expect(result.stderr).to include("invalid argument: #{option} (an empty field name)")
+    end
+  end
+
+  it "stops quietly with 128 + N on a signal that comes while Ruby loads the command" do
+    Dir.mktmpdir do |dir|
+      # Loaded in place of the command, it interrupts its own loading.
+      FileUtils.mkdir_p(File.join(dir, "window_machines"))
+      File.write(File.join(dir, "window_machines/command.rb"), %(Process.kill("INT", Process.pid)\nsleep 5\n))
+      _, stderr, status = Open3.capture3(RbConfig.ruby, "-I", dir, WindowMachinesSpec::Command::EXE, "--version")
+      expect([status.exitstatus, stderr]).to eq([130, "window_machines: stopped by SIGINT\n"])
+    end
+  end
+
   {
     "sessions" => %w[--gap],
     "tumbling" => %w[--size --grace --offset],

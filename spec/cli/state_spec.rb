@@ -70,6 +70,23 @@ RSpec.describe "window_machines --state" do
       expect(resumed).to be_success, resumed.describe
     end
 
+    it "refuses a --late or --bad file other than the one the stopped run kept, leaving that other file alone" do
+      run, input, = stopped_run
+      state = run.read(:state)
+      unrelated = write_file(run.dir, "notes.txt", "#{(1..1000).to_a.join("\n")}\n")
+      kept = File.read(unrelated)
+      { "--late" => run.late, "--bad" => run.bad }.each do |option, kept_file|
+        arguments = file_args(run).each_slice(2).map { |name, path| name == option ? [name, unrelated] : [name, path] }
+        again = run_cli(*options, "--skip-bad", *arguments.flatten, input)
+        expect(again.exitstatus).to eq(2), again.describe
+        expect(again.stderr).to include("#{option} #{unrelated}: the run that saved the state wrote its " \
+                                        "#{option.delete_prefix('--')} lines to #{File.expand_path(kept_file)}")
+      end
+      expect([File.read(unrelated), run.read(:state)]).to eq([kept, state])
+      resumed = run_cli(*options, "--skip-bad", *file_args(run), input)
+      expect(resumed).to be_success, resumed.describe
+    end
+
     it "saves the state, having written what closed before the bad line" do
       run, input, result = stopped_run
       expect(result.stderr).to match(bad_input_report(input, bad_line_number))

@@ -102,4 +102,18 @@ RSpec.describe "Checkpoints" do
       expect(WindowMachines::Watermark.new(1)).not_to eq(WindowMachines::Watermark.new)
     end
   end
+  it "keep a late count restored at 2**64-1 there, rather than wrapping to 0 on the next late event" do
+    count = WindowMachines::Aggregate::Count.new
+    table = WindowMachines::VersionedTable.from_h(
+      { history_retention: 5, stream_time: 10, late_count: max, versions: [] }, on_late: :drop
+    )
+    windows = WindowMachines::TumblingWindows.new(10, aggregate: count, on_late: :drop)
+    windows.add("a", 25)
+    windows = WindowMachines::TumblingWindows.from_h(windows.to_h.merge(late_count: max), aggregate: count, on_late: :drop)
+    sessions = WindowMachines::SessionWindows.new(5, aggregate: count, on_late: :drop)
+    sessions.add("a", 25)
+    sessions = WindowMachines::SessionWindows.from_h(sessions.to_h.merge(late_count: max), aggregate: count, on_late: :drop)
+    expect([table.put("a", 1, 0), windows.add("b", 1), sessions.add("b", 1)]).to eq([false, false, false])
+    expect([table, windows, sessions].map(&:late_count)).to eq([max, max, max])
+  end
 end

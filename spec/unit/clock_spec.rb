@@ -210,6 +210,14 @@ RSpec.describe WindowMachines::Clock do
       expect((time.to_f * 10**9).to_i).not_to eq(1_714_564_800_123_456_789)
     end
 
+    it "refuses a Time subclass whose own to_r is not an exact number of seconds with TypeError", :mistyped do
+      [1.5, nil, "5", Complex(5, 1), Float::NAN].each do |seconds|
+        odd = Class.new(Time) { define_method(:to_r) { seconds } }.at(5)
+        expect { clock(:ms).ticks(odd) }.to raise_error(WindowMachines::TypeError, /to_r must return a Rational/)
+      end
+      expect(clock(:ms).ticks(Class.new(Time).at(5))).to eq(5000)
+    end
+
     it "floors a time built from 0.3, whose exact value is below 0.3 seconds" do
       expect(clock(:ns).ticks(Time.at(0.3))).to eq(299_999_999)
       expect(clock(:ms).ticks(Time.at(0.3))).to eq(299)

@@ -70,6 +70,31 @@ RSpec.describe "clock: on every class" do
     expect(table.delete("EUR", nine + 5)).to eq([1.1, nine_ms, nil])
   end
 
+  it "refuses a change to a frozen tracker before converting its arguments, and still converts for readers", :mistyped do
+    converted = []
+    noted = Struct.new(:log) do
+      def to_time
+        log << :converted
+        Time.at(1)
+      end
+    end.new(converted)
+    table = WindowMachines::VersionedTable.new(5, clock: clock)
+    table.put("a", 1, Time.at(1))
+    watermark = WindowMachines::Watermark.new(1, clock: clock)
+    trackers = [[table, :put, ["a", 2, noted]], [table, :delete, ["a", noted]], [watermark, :advance, [noted]],
+                [WindowMachines::Sessions.new(5, clock: clock), :insert, [noted]],
+                [WindowMachines::KeyedSessions.new(5, clock: clock), :insert_all, [["a"], [noted]]],
+                [WindowMachines::TumblingWindows.new(5, aggregate: count, clock: clock), :add, ["a", noted]]]
+    trackers.each do |tracker, call, arguments|
+      tracker.freeze
+      expect { tracker.public_send(call, *arguments) }.to raise_error(FrozenError) { |error| expect(error.receiver).to be(tracker) }
+    end
+    expect(converted).to be_empty
+    expect(table.get("a", noted)).to eq(1)
+    watermark.closes?(noted, noted, 1)
+    expect(converted.size).to eq(3)
+  end
+
   it "still takes Integers as ticks" do
     sessions = WindowMachines::Sessions.new(5, clock: clock)
     expect(sessions.insert(7)).to eq([7, 7])

@@ -179,9 +179,9 @@ RSpec.describe WindowMachines::SessionWindows do
     expect(restored.flush.to_a).to eq(expected)
     expect(marshalled.flush.to_a).to eq(expected)
     expect([restored.max_sessions, restored.gap, restored.grace]).to eq([10, 5, 10])
-    bad = tracker.to_h.merge(windows: [["ana", 1, 3, [1, [], nil]], ["ana", 6, 9, [1, [], nil]]])
+    bad = tracker.to_h.merge(windows: [["ana", 1, 3, [1, [[1, "/"]], [1, "/"]]], ["ana", 6, 9, [1, [[6, "/"]], [6, "/"]]]])
     expect { described_class.from_h(bad, aggregate: aggregate) }.to raise_error(WindowMachines::ArgumentError, /more than the gap/)
-    ahead = tracker.to_h.merge(time: 12, windows: [["ana", 1, 13, [2, [], nil]]])
+    ahead = tracker.to_h.merge(time: 12, windows: [["ana", 1, 13, [2, [[1, "/"]], [1, "/"]]]])
     expect { described_class.from_h(ahead, aggregate: aggregate) }
       .to raise_error(WindowMachines::ArgumentError, /held at 13 is after the stream time 12/)
     empty = tracker.to_h.merge(windows: [["ana", 1, 3, [0, [], nil]]])

@@ -341,9 +341,10 @@ RSpec.describe WindowMachines::TumblingWindows do
     it "refuse what no stream of events could have made" do
       checkpoint = filled(aggregate).to_h
       bad = {
-        [["a", 3, 13, [1, 0, [], nil, [0, 0]]]] => [WindowMachines::ArgumentError, /nothing held can start at 3/],
+        [["a", 3, 13, [1, 0, [[3, 0]], [3, 0], [0, 0]]]] => [WindowMachines::ArgumentError, /nothing held can start at 3/],
         [["a", 2, 12, [1, 0, [[40, 1]], nil, [0, 0]]]] => [WindowMachines::ArgumentError, /do not match/],
-        [["a", 12, 22, [1, 0, [], nil, [0, 0]]], ["a", 2, 12, [1, 0, [], nil, [0, 0]]]] => [WindowMachines::ArgumentError, /sorted/],
+        [["a", 12, 22, [1, 0, [[12, 0]], [12, 0], [0, 0]]], ["a", 2, 12, [1, 0, [[2, 0]], [2, 0], [0, 0]]]] =>
+          [WindowMachines::ArgumentError, /sorted/],
         [["a", 2, 12, [1, 0, [], nil]]] => [WindowMachines::TypeError, /one state per aggregator/],
         [["a", 2, 12, [-1, 0, [], nil, [0, 0]]]] => [WindowMachines::RangeError, /count/]
       }
@@ -354,12 +355,25 @@ RSpec.describe WindowMachines::TumblingWindows do
       expect { described_class.from_h(checkpoint.merge(extra: 1), aggregate: aggregate) }.to raise_error(WindowMachines::ArgumentError, /unknown key/)
     end
 
+    it "refuse overlapping windows, which only HoppingWindows hold, through from_h and marshal_load alike" do
+      hopping = WindowMachines::HoppingWindows.new(10, 5, aggregate: agg::Count.new)
+      hopping.add("a", 7)
+      message = /advance must equal its size, got size 10 and advance 5/
+      expect { described_class.from_h(hopping.to_h, aggregate: agg::Count.new) }.to raise_error(WindowMachines::ArgumentError, message)
+      expect { described_class.from_h(JSON.parse(JSON.generate(hopping.to_h)), aggregate: agg::Count.new) }
+        .to raise_error(WindowMachines::ArgumentError, message)
+      tracker = described_class.new(10, aggregate: agg::Count.new)
+      tracker.add("b", 3)
+      expect { tracker.marshal_load(hopping.marshal_dump) }.to raise_error(WindowMachines::ArgumentError, message)
+      expect(tracker.current("b")).to eq([[0, 10, 1]])
+      expect(WindowMachines::HoppingWindows.from_h(hopping.to_h, aggregate: agg::Count.new).current("a")).to eq([[0, 10, 1], [5, 15, 1]])
+    end
+
     it "refuse a window no event went into, and what the stream time has not seen" do
       checkpoint = filled(aggregate).to_h
       expect(checkpoint[:time]).to eq(27)
       bad = {
         { windows: [["a", 2, 12, [0, 0, [], nil, [0, 0]]]] } => /window at 2 do not match the aggregators, .*count none/,
-        { windows: [["a", 32, 42, [1, 0, [], nil, [0, 0]]]] } => /held at 32 is after the stream time 27/,
         # An event at 28 in [22, 32), after the stream time.
         { windows: [["a", 22, 32, [1, 0, [[28, 1]], nil, [0, 0]]]] } => /window at 22 do not match the aggregators/,
         { time: nil } => /held at 22 but the stream time is nil/,
@@ -369,11 +383,22 @@ RSpec.describe WindowMachines::TumblingWindows do
         expect { described_class.from_h(checkpoint.merge(change), aggregate: aggregate) }
           .to raise_error(WindowMachines::ArgumentError, message)
       end
+      # Only a Count can say a window after the stream time held an event
+      # without saying when: every other aggregate here holds its time.
+      expect { described_class.from_h(checkpoint.merge(windows: [["a", 32, 42, [1]]]), aggregate: { "n" => agg::Count.new }) }
+        .to raise_error(WindowMachines::ArgumentError, /held at 32 is after the stream time 27/)
       expect(described_class.from_h(checkpoint.merge(time: nil, windows: [], late_count: 0), aggregate: aggregate).size).to eq(0)
       counted = { "n" => agg::Count.new("v") }
       with_nil = described_class.new(10, aggregate: counted)
       with_nil.add("a", 3, {})
       expect(described_class.from_h(with_nil.to_h, aggregate: counted).flush.to_a).to eq([["a", 0, 10, { "n" => 0 }]])
+      { agg::Collect.new => [], agg::First.new => nil, agg::Last.new => nil }.each do |empty, nothing|
+        held = described_class.new(10, aggregate: empty)
+        held.add("a", 3)
+        emptied = held.to_h.merge(windows: [["a", 0, 10, nothing]])
+        expect { described_class.from_h(emptied, aggregate: empty) }.to raise_error(WindowMachines::ArgumentError, /count none/)
+        expect(described_class.from_h(held.to_h, aggregate: empty).size).to eq(1)
+      end
       manual = described_class.new(10, aggregate: agg::Count.new, watermark: :manual)
       manual.add("a", 500)
       expect(described_class.from_h(manual.to_h, aggregate: agg::Count.new).current("a")).to eq([[500, 510, 1]])

@@ -207,6 +207,15 @@ impl FieldPaths {
     }
 }
 
+/// The kind of `text` if it is exactly one well-formed JSON value: what a
+/// state file, read as untrusted, may hold where a value was kept.
+#[must_use]
+pub fn kind_of_value(text: &[u8]) -> Option<JsonKind> {
+    let mut scan = Scan { text, at: 0 };
+    scan.value(0).ok()?;
+    (scan.at == text.len()).then(|| kind_of(text[0]))
+}
+
 fn kind_of(first: u8) -> JsonKind {
     match first {
         b'"' => JsonKind::String,

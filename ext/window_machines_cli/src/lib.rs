@@ -6,6 +6,7 @@
 
 mod csv_rows;
 mod event;
+mod gzip_members;
 mod job;
 mod json_fields;
 mod keys;

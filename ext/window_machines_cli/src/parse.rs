@@ -31,7 +31,7 @@ pub struct Parsed {
 
 /// A line as the parser left it.
 pub enum Outcome {
-    /// Nothing but white space.
+    /// Nothing to read (see [`is_blank`]).
     Blank,
     Event(Parsed),
     /// Why the line cannot be taken.
@@ -183,7 +183,7 @@ fn read(
     if source.format == InputFormat::Csv {
         // The header is the first line that is not blank.
         while let Some(line) = lines.next_line().map_err(failed)? {
-            if line.text.iter().all(u8::is_ascii_whitespace) {
+            if is_blank(InputFormat::Csv, line.text) {
                 continue;
             }
             header.extend_from_slice(line.text);
@@ -238,6 +238,16 @@ fn read(
     Ok(())
 }
 
+/// Whether `line` holds nothing to read. JSON allows white space around a
+/// value; in CSV, as Ruby's CSV reads it, a line of spaces is a row whose
+/// one cell is those spaces, and only an empty line is skipped.
+fn is_blank(format: InputFormat, line: &[u8]) -> bool {
+    match format {
+        InputFormat::Jsonl => line.iter().all(u8::is_ascii_whitespace),
+        InputFormat::Csv => matches!(line, b"" | b"\r"),
+    }
+}
+
 /// Parsed lines, their text and keys in `bytes`.
 #[derive(Default)]
 pub struct Batch {
@@ -259,7 +269,7 @@ impl Batch {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(text);
         let text_range = start..self.bytes.len();
-        let outcome = if text.iter().all(u8::is_ascii_whitespace) {
+        let outcome = if is_blank(format, text) {
             Outcome::Blank
         } else {
             match reader.read(format, text) {

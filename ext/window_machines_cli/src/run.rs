@@ -233,25 +233,40 @@ fn output_failure(error: &io::Error) -> Failure {
 
 /// Refuses a `--late` or `--bad` file a stopped run did not keep once
 /// lines it would hold have gone by (none have in a new run): they could
-/// not be written now, and the file would pass for every one of them.
+/// not be written now, and the file would pass for every one of them. And
+/// refuses one other than the file it kept, which resuming would cut back
+/// to the kept file's length.
 fn check_lines_kept(job: &Job, progress: &Progress) -> Result<(), Failure> {
     let files = [
         (
             "late",
             &job.late,
-            progress.late_file,
+            &progress.late_path,
             progress.late + progress.outside,
         ),
-        ("bad", &job.bad, progress.bad_file, progress.bad),
+        ("bad", &job.bad, &progress.bad_path, progress.bad),
     ];
     for (name, path, kept, gone_by) in files {
-        if let (Some(path), None, 1..) = (path, kept, gone_by) {
-            return Err(Failure::Usage(format!(
-                "--{name} {}: the run that saved the state kept no --{name} file, and {gone_by} \
-                 {name} lines have gone by that cannot be written now; resume without --{name}, \
-                 or remove the state file to start over",
-                path.display()
-            )));
+        let Some(path) = path else { continue };
+        match kept {
+            None if gone_by > 0 => {
+                return Err(Failure::Usage(format!(
+                    "--{name} {}: the run that saved the state kept no --{name} file, and \
+                     {gone_by} {name} lines have gone by that cannot be written now; resume \
+                     without --{name}, or remove the state file to start over",
+                    path.display()
+                )))
+            }
+            Some(kept) if *kept != state::recorded_path(path) => {
+                return Err(Failure::Usage(format!(
+                    "--{name} {}: the run that saved the state wrote its {name} lines to {}; \
+                     resume with that --{name} file (or none), or remove the state file to \
+                     start over",
+                    path.display(),
+                    String::from_utf8_lossy(kept)
+                )))
+            }
+            _ => {}
         }
     }
     Ok(())

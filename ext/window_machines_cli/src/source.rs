@@ -7,10 +7,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use flate2::bufread::MultiGzDecoder;
 use flate2::Crc;
 
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+use crate::gzip_members::{GzipMembers, GZIP_MAGIC};
+
 const CHUNK: usize = 1 << 20;
 const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
 
@@ -77,7 +77,7 @@ impl Lines {
         );
         let gzip = buffered.fill_buf()?.starts_with(&GZIP_MAGIC);
         let reader: Box<dyn Read> = if gzip {
-            Box::new(MultiGzDecoder::new(buffered))
+            Box::new(GzipMembers::new(buffered))
         } else {
             Box::new(buffered)
         };

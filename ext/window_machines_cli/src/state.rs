@@ -9,12 +9,13 @@ use std::path::Path;
 use window_machines_core::{in_time_order, Accumulator, Accumulators, Input, Number, Stamped};
 
 use crate::job::StateFiles;
+use crate::json_fields::kind_of_value;
 use crate::keys;
 use crate::timestamps::TimeFormat;
 use crate::values::Value;
 
 /// What a state file starts with: the name, then the version of its form.
-const MAGIC: &[u8; 8] = b"WMSTATE5";
+const MAGIC: &[u8; 8] = b"WMSTATE6";
 const MAGIC_NAME: &[u8; 7] = b"WMSTATE";
 
 /// Where the input was consumed to, and what was counted and written.
@@ -40,8 +41,23 @@ pub struct Progress {
     /// (`None`: empty, or a JSON line last).
     pub late_header: Option<Vec<u8>>,
     pub bad_header: Option<Vec<u8>>,
+    /// Where the late and bad files kept are, as absolute paths: a resumed
+    /// run cuts back only the file the lengths are of.
+    pub late_path: Option<Vec<u8>>,
+    pub bad_path: Option<Vec<u8>>,
     /// The first bad line skipped, and why, as the run's summary names it.
     pub first_bad: Option<String>,
+}
+
+/// `path` as a kept file's path is recorded: absolute (as Ruby's
+/// `File.expand_path` makes the fingerprint's), so that a run resumed from
+/// another directory names the same file alike.
+#[must_use]
+pub fn recorded_path(path: &Path) -> Vec<u8> {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .into_os_string()
+        .into_encoded_bytes()
 }
 
 /// One held window or session: start, end (or last event), a pane's first
@@ -253,8 +269,13 @@ pub fn save(
     for length in [progress.output, progress.late_file, progress.bad_file] {
         out.option(length);
     }
-    for header in [&progress.late_header, &progress.bad_header] {
-        out.optional_bytes(header.as_deref());
+    for bytes in [
+        &progress.late_header,
+        &progress.bad_header,
+        &progress.late_path,
+        &progress.bad_path,
+    ] {
+        out.optional_bytes(bytes.as_deref());
     }
     out.optional_bytes(progress.first_bad.as_deref().map(str::as_bytes));
     out.option(tracked.and_then(|tracked| tracked.clock_time));
@@ -350,8 +371,21 @@ impl Decoder<'_> {
     fn value(&mut self) -> Decoded<Value> {
         match self.byte()? {
             0 => Ok(Value::Big(Box::new(i128::from_le_bytes(self.array()?)))),
-            1 => Ok(Value::Json(self.bytes()?.into())),
+            1 => {
+                // Written out as it is: it must be JSON.
+                let json = self.bytes()?;
+                kind_of_value(json).ok_or_else(damaged)?;
+                Ok(Value::Json(json.into()))
+            }
             _ => Err(damaged()),
+        }
+    }
+
+    /// A number past 64 bits: the command keeps no other kind.
+    fn number_value(&mut self) -> Decoded<Value> {
+        match self.value()? {
+            big @ Value::Big(_) => Ok(big),
+            Value::Json(_) => Err(damaged()),
         }
     }
 
@@ -359,7 +393,7 @@ impl Decoder<'_> {
         match self.byte()? {
             0 => Ok(Number::Int(i64::from_le_bytes(self.array()?))),
             1 => Ok(Number::Float(f64::from_bits(self.u64()?))),
-            2 => Ok(Number::Host(self.value()?)),
+            2 => Ok(Number::Host(self.number_value()?)),
             _ => Err(damaged()),
         }
     }
@@ -369,7 +403,7 @@ impl Decoder<'_> {
             0 => Ok(Input::Nil),
             1 => Ok(Input::Int(i64::from_le_bytes(self.array()?))),
             2 => Ok(Input::Float(f64::from_bits(self.u64()?))),
-            3 => Ok(Input::Numeric(self.value()?)),
+            3 => Ok(Input::Numeric(self.number_value()?)),
             4 => Ok(Input::Object(self.value()?)),
             _ => Err(damaged()),
         }
@@ -482,6 +516,14 @@ pub fn load(path: &Path) -> Result<Option<Saved>, String> {
     progress.bad_file = input.option()?;
     progress.late_header = input.optional_bytes()?;
     progress.bad_header = input.optional_bytes()?;
+    progress.late_path = input.optional_bytes()?;
+    progress.bad_path = input.optional_bytes()?;
+    // A kept file's length and its path come together.
+    if progress.late_path.is_some() != progress.late_file.is_some()
+        || progress.bad_path.is_some() != progress.bad_file.is_some()
+    {
+        return Err(damaged());
+    }
     progress.first_bad = input
         .optional_bytes()?
         .map(String::from_utf8)
@@ -554,6 +596,8 @@ mod tests {
             read_before: vec![(4096, 0xDEAD_BEEF)],
             output: Some(120),
             late_header: Some(b"k,ts".to_vec()),
+            late_file: Some(31),
+            late_path: Some(b"/runs/late.jsonl".to_vec()),
             first_bad: Some("in.jsonl:3: not JSON".to_owned()),
             ..Progress::default()
         };
@@ -606,5 +650,46 @@ mod tests {
             assert!(load(odd).is_err_and(|error| error == "not a regular file"));
         }
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A state saved holding `accumulator`, then read back.
+    fn saved_with(accumulator: Accumulator<Value>) -> Result<Option<Saved>, String> {
+        let accs: Accumulators<Value> = [accumulator].into_iter().collect();
+        let tracked = Tracked {
+            clock_time: None,
+            late: 0,
+            keys: vec![(&b"key"[..], vec![(0, 60, None, &accs)])],
+        };
+        let dir = std::env::temp_dir().join(format!("wm-forged-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let files = StateFiles {
+            path: dir.join("state"),
+            scratch: dir.join("scratch"),
+        };
+        save(&files, "fp", None, &Progress::default(), Some(&tracked)).unwrap();
+        let loaded = load(&files.path);
+        fs::remove_dir_all(&dir).unwrap();
+        loaded
+    }
+
+    #[test]
+    fn values_that_are_not_json_or_not_numbers_where_numbers_go_are_refused() {
+        // Checksums catch damage, not a file written to pass them: what is
+        // written out as it stands is checked for what it must be.
+        let object = |json: &[u8]| Input::Object(Value::Json(json.to_vec().into()));
+        let first = |input| {
+            Accumulator::First(Some(Stamped {
+                timestamp: 1,
+                input,
+            }))
+        };
+        assert!(saved_with(first(object(b"{\"a\":[1,\"x\"]}"))).is_ok());
+        for json in [&b"{not json"[..], b"\x00\xff{", b"1 2", b""] {
+            assert!(saved_with(first(object(json))).is_err(), "{json:?}");
+        }
+        let host = Number::Host(Value::Json(b"12".to_vec().into()));
+        assert!(saved_with(Accumulator::Sum(host)).is_err());
+        let numeric = Input::Numeric(Value::Json(b"12".to_vec().into()));
+        assert!(saved_with(Accumulator::Max(Some(numeric))).is_err());
     }
 }

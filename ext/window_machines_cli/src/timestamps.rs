@@ -406,7 +406,12 @@ fn seconds_and_fraction(iso: &mut IsoText, optional_seconds: bool) -> Option<i64
             iso.at += 1;
             digits += 1;
             if digits > 9 {
-                return None;
+                // Zeros past nanoseconds lose nothing (RFC 3339 allows any
+                // number of digits); anything else would be cut off.
+                if digit != b'0' {
+                    return None;
+                }
+                continue;
             }
             nanos += i64::from(digit - b'0') * scale;
             scale /= 10;
@@ -427,7 +432,10 @@ fn parse_clock(text: &[u8]) -> Result<u64, String> {
         clock.one_of(b":")?;
         let minute = clock.digits(2)?;
         let nanos = seconds_and_fraction(&mut clock, true)?;
-        (clock.at == text.len() && hour <= 23 && minute <= 59)
+        // 24:00:00, the end of the day, is how a window ending then is
+        // written, so it reads back.
+        let end_of_day = hour == 24 && minute == 0 && nanos == 0;
+        (clock.at == text.len() && (hour <= 23 || end_of_day) && minute <= 59)
             .then(|| (hour * 3600 + minute * 60) * 1_000_000_000 + nanos)
     })();
     parsed
@@ -443,11 +451,16 @@ fn parse_clock(text: &[u8]) -> Result<u64, String> {
 /// refused, if `text` is one: its ticks, nanoseconds, could not hold it.
 fn finer_than_nanoseconds(text: &[u8]) -> Option<String> {
     let fraction = text.iter().position(|byte| matches!(byte, b'.' | b','))?;
-    let digits = text[fraction + 1..]
+    let fraction = &text[fraction + 1..];
+    let digits = fraction
         .iter()
         .take_while(|byte| byte.is_ascii_digit())
         .count();
-    (digits > 9).then(|| {
+    let finer = fraction[..digits]
+        .iter()
+        .skip(9)
+        .any(|&digit| digit != b'0');
+    finer.then(|| {
         format!(
             "time {} has {digits} digits after the second; nanoseconds (9) are the finest the \
              command keeps",
@@ -544,7 +557,7 @@ mod tests {
             "2026-11-30T24:00:00Z",
             "2026-11-30T10:00:00",
             "2026-11-30T10:00:00.Z",
-            "2026-11-30T10:00:00.1234567890Z",
+            "2026-11-30T10:00:00.1234567891Z",
             "1969-12-31T23:59:59Z",
             "2554-07-21T23:34:33.709551616Z",
             "20261130T100000Z",
@@ -566,6 +579,32 @@ mod tests {
     }
 
     #[test]
+    fn the_end_of_the_day_reads_back_as_written() {
+        let clock = TimeFormat::detect(b"24:00:00", false);
+        let end = clock.parse(b"24:00:00").unwrap();
+        assert_eq!(end, clock.parse(b"23:59:59").unwrap() + 1_000_000_000);
+        let mut written = Vec::new();
+        clock.write(end, false, &mut written);
+        assert_eq!(written, b"24:00:00");
+        for past in ["24:00:01", "24:01:00", "24:00:00.5", "25:00:00"] {
+            assert!(clock.parse(past.as_bytes()).is_err(), "{past}");
+        }
+    }
+
+    #[test]
+    fn zeros_past_nanoseconds_are_read() {
+        assert_eq!(
+            parse_iso(b"2026-11-30T10:00:00.123456789000Z").unwrap(),
+            parse_iso(b"2026-11-30T10:00:00.123456789Z").unwrap()
+        );
+        let clock = TimeFormat::detect(b"10:00:00.0000000000", false);
+        assert_eq!(
+            clock.parse(b"10:00:00.0000000000").unwrap(),
+            clock.parse(b"10:00:00").unwrap()
+        );
+    }
+
+    #[test]
     fn times_of_day_read_and_write() {
         assert_eq!(TimeFormat::detect(b"14:01", false), TimeFormat::Clock);
         assert_eq!(TimeFormat::detect(b"9:05:30.25", false), TimeFormat::Clock);
@@ -573,7 +612,7 @@ mod tests {
         let mut out = Vec::new();
         write_clock(parse_clock(b"9:05:30.25").unwrap(), &mut out);
         assert_eq!(out, b"09:05:30.250");
-        for text in ["24:00", "14:1", "14:01:", "14:01x", "14"] {
+        for text in ["24:00:01", "14:1", "14:01:", "14:01x", "14"] {
             assert!(parse_clock(text.as_bytes()).is_err(), "{text}");
         }
     }

@@ -584,10 +584,18 @@ impl Aggregation {
     /// custom accumulator, or to add an input Rust cannot.
     #[must_use]
     pub fn fresh_needs_ops<V: Clone>(&self, inputs: &[Input<V>]) -> bool {
+        // One accumulator at a time, none collected: this is asked for
+        // every window an event opens.
         self.has_custom()
             || self
-                .initial::<V, NoOps, Accumulators<V>>(&mut NoOps)
-                .map_or(true, |fresh| self.add_needs_ops(&fresh, inputs))
+                .parts
+                .iter()
+                .enumerate()
+                .zip(inputs)
+                .any(|((index, part), input)| {
+                    Accumulator::initial(*part, index, &mut NoOps)
+                        .map_or(true, |fresh| fresh.needs_ops(input))
+                })
     }
 
     /// Whether adding `inputs` (one per part) to `accs` needs the host.
@@ -727,12 +735,16 @@ impl Aggregation {
     /// held because an event went into it.
     #[must_use]
     pub fn fits<V: Clone>(&self, accs: &[Accumulator<V>], first: u64, last: u64) -> bool {
-        let counts_nothing = |acc: &Accumulator<V>, part: &Part| {
-            !part.reads_field && matches!(acc, Accumulator::Count(0))
+        // What every event leaves a mark in, nil inputs included.
+        let holds_no_event = |acc: &Accumulator<V>, part: &Part| match acc {
+            Accumulator::Count(0) => !part.reads_field,
+            Accumulator::Collect(inputs) => inputs.is_empty(),
+            Accumulator::First(held) | Accumulator::Last(held) => held.is_none(),
+            _ => false,
         };
         accs.len() == self.parts.len()
             && accs.iter().zip(&self.parts).all(|(acc, part)| {
-                acc.kind() == part.kind && acc.fits(first, last) && !counts_nothing(acc, part)
+                acc.kind() == part.kind && acc.fits(first, last) && !holds_no_event(acc, part)
             })
     }
 }
@@ -783,6 +795,31 @@ mod tests {
         assert!(!acc.needs_ops(&input));
         acc.add(part(kind), 0, timestamp, &input, &mut NoOps)
             .unwrap();
+    }
+
+    #[test]
+    fn a_fresh_window_needs_the_host_only_for_custom_parts_and_host_numbers() {
+        let kinds = [
+            Kind::Count,
+            Kind::Sum,
+            Kind::Min,
+            Kind::Mean,
+            Kind::Collect,
+            Kind::Last,
+        ];
+        let aggregation = Aggregation::new(kinds.iter().map(|&kind| part(kind)).collect());
+        let ints: Vec<Input<u8>> = kinds.iter().map(|_| Input::Int(7)).collect();
+        assert!(!aggregation.fresh_needs_ops(&ints));
+        let mut objects = ints.clone();
+        objects[4] = Input::Object(1);
+        assert!(!aggregation.fresh_needs_ops(&objects));
+        for (summed, host) in [(1, Input::Numeric(2)), (3, Input::Object(3))] {
+            let mut inputs = ints.clone();
+            inputs[summed] = host;
+            assert!(aggregation.fresh_needs_ops(&inputs));
+        }
+        let custom = Aggregation::new(vec![part(Kind::Count), part(Kind::Custom)]);
+        assert!(custom.fresh_needs_ops(&[Input::<u8>::Nil, Input::Nil]));
     }
 
     #[test]

@@ -728,7 +728,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
     }
 
     fn count_late(&mut self) {
-        self.late_count += 1;
+        self.late_count = self.late_count.saturating_add(1);
     }
 
     fn needs_ops(&self, slot: Option<KeySlot>, plan: WindowPlan, inputs: &[Input<V>]) -> bool {

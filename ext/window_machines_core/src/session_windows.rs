@@ -215,7 +215,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
     }
 
     fn count_late(&mut self) {
-        self.late_count += 1;
+        self.late_count = self.late_count.saturating_add(1);
     }
 
     fn needs_ops(&self, slot: Option<KeySlot>, plan: SessionPlan, inputs: &[Input<V>]) -> bool {

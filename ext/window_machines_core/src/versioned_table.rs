@@ -183,7 +183,7 @@ impl<K, V> VersionedTable<K, V> {
     fn admit(&mut self, timestamp: u64) -> Result<()> {
         match self.cutoff() {
             Some(cutoff) if timestamp < cutoff => {
-                self.late_count += 1;
+                self.late_count = self.late_count.saturating_add(1);
                 Err(Error::Late {
                     timestamp,
                     watermark: cutoff - 1,

@@ -43,6 +43,8 @@ module WindowMachines
 
       # @return [Boolean] whether `--help` was asked for
       attr_reader :help
+      # @return [Boolean] whether `--version` was asked for
+      attr_reader :version
       # @return [String] the subcommand's help text
       attr_reader :usage
 
@@ -55,6 +57,7 @@ module WindowMachines
         @quiet = false
         @formats = {}
         @help = false
+        @version = false
         @parser = build_parser
         @usage = @parser.help
       end
@@ -66,7 +69,7 @@ module WindowMachines
       # @raise [OptionParser::ParseError] on bad usage
       def parse(argv, terminal:, progress:)
         files = @parser.parse(argv)
-        return if @help
+        return if @help || @version
 
         require_lengths
         @job[:sources] = sources(files.empty? ? ["-"] : files)
@@ -142,9 +145,9 @@ module WindowMachines
 
       def event_options(parser)
         parser.on("--key FIELD", "Key field; repeatable; a.b reads nested objects (default: one key)") do |field|
-          @job[:keys] << field
+          @job[:keys] << field_name(field)
         end
-        parser.on("--time FIELD", "Time field (default ts)") { |field| @job[:time] = field }
+        parser.on("--time FIELD", "Time field (default ts)") { |field| @job[:time] = field_name(field) }
         parser.on("--time-format FORMAT", TIME_FORMATS, "s, ms, us, ns, iso or clock (14:01) (default: detected)") do |format|
           @job[:time_format] = format
         end
@@ -174,6 +177,7 @@ module WindowMachines
         end
         parser.on("--quiet", "-q", "No progress line") { @quiet = true }
         parser.on("--help", "-h", "This help") { @help = true }
+        parser.on("--version", "The version") { @version = true }
       end
 
       # A file written beside the results (late or bad lines, the state):
@@ -190,6 +194,13 @@ module WindowMachines
         raise OptionParser::InvalidArgument, "(an empty name: name a file)" if path.empty?
 
         path
+      end
+
+      # A field to read: every event has a name, so an empty one is a slip.
+      def field_name(name)
+        raise OptionParser::InvalidArgument, "(an empty field name)" if name.empty?
+
+        name
       end
 
       def aggregates(list)

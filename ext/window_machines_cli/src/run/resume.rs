@@ -1,6 +1,6 @@
 //! Taking up a stopped run from its state file, and writing that file.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use window_machines_core::Aggregating;
 
@@ -105,6 +105,11 @@ where
         self.progress.late_file = lengths.late;
         self.progress.bad_file = lengths.bad;
         self.progress.late_header = lengths.late_header;
+        let kept = |length: Option<u64>, path: &Option<PathBuf>| {
+            length.and(path.as_deref()).map(state::recorded_path)
+        };
+        self.progress.late_path = kept(lengths.late, &self.job.late);
+        self.progress.bad_path = kept(lengths.bad, &self.job.bad);
         self.progress.bad_header = lengths.bad_header;
         let checkpoint = self.tracker.as_ref().map(|tracker| Tracked {
             clock_time: tracker.clock().time(),
