@@ -22,31 +22,33 @@ module WindowMachines
 
     # @!visibility private
     def self.from_h(*arguments, **options)
-      # The checkpoint may come as bare keywords, beside aggregate: and on_late:.
-      back_to_back(arguments.first || options)
-      super
+      super.tap { |restored| restored.send(:back_to_back, restored) }
     end
 
     # @!visibility private
     def marshal_load(checkpoint)
-      TumblingWindows.back_to_back(checkpoint) unless frozen?
+      # Frozen: the native call refuses it before reading anything.
+      return super if frozen?
+
+      held = dup
       super
+      back_to_back(held)
     end
 
-    # Refuses a checkpoint of windows that overlap (a HoppingWindows one):
-    # each event is in exactly one tumbling window. Only Integers are
-    # compared, so no code of the checkpoint's runs; anything else is left
-    # for the checks every checkpoint gets.
+    private
+
+    # Refuses what a checkpoint made of the tracker if its windows overlap
+    # (a HoppingWindows checkpoint): each event is in exactly one tumbling
+    # window. Checked on the restored tracker, whatever Hash the checkpoint
+    # was; `held` is put back first.
     # @raise [ArgumentError]
-    # @!visibility private
-    def self.back_to_back(checkpoint)
-      return unless ::Hash === checkpoint
+    def back_to_back(held)
+      return self if advance == window_size
 
-      size, advance = %i[size advance].map { |name| checkpoint.fetch(name) { checkpoint[name.to_s] } }
-      return unless ::Integer === size && ::Integer === advance && advance != size
-
-      raise ArgumentError, "a TumblingWindows checkpoint's advance must equal its size, got size #{size} and " \
-                           "advance #{advance} (restore it with HoppingWindows.from_h)"
+      message = "a TumblingWindows checkpoint's advance must equal its size, got size #{window_size} and " \
+                "advance #{advance} (restore it with HoppingWindows.from_h)"
+      initialize_copy(held) unless held.equal?(self)
+      raise ArgumentError, message
     end
   end
 end

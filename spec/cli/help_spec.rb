@@ -37,9 +37,14 @@ RSpec.describe "window_machines help and version" do
     Dir.mktmpdir do |dir|
       # Loaded in place of the command, it interrupts its own loading.
       FileUtils.mkdir_p(File.join(dir, "window_machines"))
-      File.write(File.join(dir, "window_machines/command.rb"), %(Process.kill("INT", Process.pid)\nsleep 5\n))
+      stand_in = File.join(dir, "window_machines/command.rb")
+      File.write(stand_in, %(Process.kill("INT", Process.pid)\nsleep 5\n))
       _, stderr, status = Open3.capture3(RbConfig.ruby, "-I", dir, WindowMachinesSpec::Command::EXE, "--version")
       expect([status.exitstatus, stderr]).to eq([130, "window_machines: stopped by SIGINT\n"])
+      # RubyGems' require, interrupted, may raise an error of its own caused by the signal.
+      File.write(stand_in, %(begin\n  Process.kill("TERM", Process.pid)\n  sleep 5\nensure\n  raise "CRITICAL"\nend\n))
+      _, stderr, status = Open3.capture3(RbConfig.ruby, "-I", dir, WindowMachinesSpec::Command::EXE, "--version")
+      expect([status.exitstatus, stderr]).to eq([143, "window_machines: stopped by SIGTERM\n"])
     end
   end
 

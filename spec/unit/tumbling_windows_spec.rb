@@ -366,6 +366,12 @@ RSpec.describe WindowMachines::TumblingWindows do
       tracker.add("b", 3)
       expect { tracker.marshal_load(hopping.marshal_dump) }.to raise_error(WindowMachines::ArgumentError, message)
       expect(tracker.current("b")).to eq([[0, 10, 1]])
+      # Checked on what was restored, whatever Hash held the checkpoint.
+      by_identity = hopping.to_h.to_h { |name, value| [name.to_s, value] }.compare_by_identity
+      expect { described_class.from_h(by_identity, aggregate: agg::Count.new) }.to raise_error(WindowMachines::ArgumentError, message)
+      dumped = hopping.marshal_dump.to_h { |name, value| [name.to_s, value] }.compare_by_identity
+      expect { tracker.marshal_load(dumped) }.to raise_error(WindowMachines::ArgumentError, message)
+      expect(tracker.current("b")).to eq([[0, 10, 1]])
       expect(WindowMachines::HoppingWindows.from_h(hopping.to_h, aggregate: agg::Count.new).current("a")).to eq([[0, 10, 1], [5, 15, 1]])
     end
 

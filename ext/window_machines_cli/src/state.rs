@@ -49,15 +49,23 @@ pub struct Progress {
     pub first_bad: Option<String>,
 }
 
-/// `path` as a kept file's path is recorded: absolute (as Ruby's
-/// `File.expand_path` makes the fingerprint's), so that a run resumed from
-/// another directory names the same file alike.
+/// `path` as a kept file's path is recorded: absolute, `..` taken back by
+/// name as Ruby's `File.expand_path` makes the fingerprint's, so that a run
+/// resumed from another directory names the same file alike.
 #[must_use]
 pub fn recorded_path(path: &Path) -> Vec<u8> {
-    std::path::absolute(path)
-        .unwrap_or_else(|_| path.to_path_buf())
-        .into_os_string()
-        .into_encoded_bytes()
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut expanded = std::path::PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                expanded.pop();
+            }
+            std::path::Component::CurDir => {}
+            part => expanded.push(part),
+        }
+    }
+    expanded.into_os_string().into_encoded_bytes()
 }
 
 /// One held window or session: start, end (or last event), a pane's first
@@ -650,6 +658,24 @@ mod tests {
             assert!(load(odd).is_err_and(|error| error == "not a regular file"));
         }
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn kept_paths_are_recorded_as_expand_path_spells_them() {
+        let here = std::env::current_dir().unwrap();
+        let late = here
+            .join("late.jsonl")
+            .into_os_string()
+            .into_encoded_bytes();
+        for spelling in [
+            "late.jsonl",
+            "./late.jsonl",
+            "sub/../late.jsonl",
+            "sub/./../late.jsonl",
+        ] {
+            assert_eq!(recorded_path(Path::new(spelling)), late, "{spelling}");
+        }
+        assert_eq!(recorded_path(Path::new("/a/../../b")), b"/b");
     }
 
     /// A state saved holding `accumulator`, then read back.
