@@ -273,6 +273,17 @@ RSpec.describe "window_machines bad input and bad usage" do
       expect(result.stderr).to include("/no-such-dir/state (cannot write there)")
     end
 
+    it "reads a path beginning with ~ as a directory of that name, as the files are opened, not as a home" do
+      result = run_cli("sessions", "--quiet", "--gap", "10", "--output", "~nouser/out.jsonl", file, chdir: @dir)
+      expect(result.exitstatus).to eq(2), result.describe
+      expect(result.stderr).to include("~nouser/out.jsonl (cannot write there)")
+      Dir.mkdir(File.join(@dir, "~"))
+      result = run_cli("sessions", "--quiet", "--gap", "10", "--output", "~/out.jsonl", "--state", "~/state",
+                       file, chdir: @dir)
+      expect(result).to be_success, result.describe
+      expect(File.read(File.join(@dir, "~/out.jsonl"))).to eq(run_cli("sessions", "--quiet", "--gap", "10", file).stdout)
+    end
+
     it "writes to standard output given --output -" do
       result = run_cli("sessions", "--quiet", "--gap", "10", "--output", "-", file, chdir: @dir)
       expect(result).to be_success, result.describe

@@ -50,7 +50,7 @@ pub struct Progress {
 }
 
 /// `path` as a kept file's path is recorded: absolute, `..` taken back by
-/// name as Ruby's `File.expand_path` makes the fingerprint's, so that a run
+/// name as Ruby's `File.absolute_path` makes the fingerprint's, so that a run
 /// resumed from another directory names the same file alike.
 #[must_use]
 pub fn recorded_path(path: &Path) -> Vec<u8> {
@@ -661,7 +661,7 @@ mod tests {
     }
 
     #[test]
-    fn kept_paths_are_recorded_as_expand_path_spells_them() {
+    fn kept_paths_are_recorded_as_absolute_path_spells_them() {
         let here = std::env::current_dir().unwrap();
         let late = here
             .join("late.jsonl")

@@ -288,7 +288,7 @@ module WindowMachines
         return false if File.directory?(path)
         return File.writable?(path) if File.exist?(path) && !replaced
 
-        directory = File.dirname(File.expand_path(path))
+        directory = File.dirname(File.absolute_path(path))
         File.directory?(directory) && File.writable?(directory)
       end
 
@@ -296,7 +296,7 @@ module WindowMachines
       def same_file?(one, other)
         return stdin_file?(one) && File.identical?(one, other) if one.is_a?(IO)
         return same_file?(other, one) if other.is_a?(IO)
-        return true if File.expand_path(one) == File.expand_path(other)
+        return true if File.absolute_path(one) == File.absolute_path(other)
 
         File.exist?(one) && File.exist?(other) && File.identical?(one, other)
       end
@@ -333,8 +333,8 @@ module WindowMachines
       # are compared as absolute paths, however they were written.
       def fingerprint
         resumed = @job.slice(*RESUMED_WITH.keys).except(*(ALL_LENGTHS - LENGTHS.fetch(@subcommand)))
-        resumed[:sources] = resumed[:sources].map { |path, format| [path && File.expand_path(path), format] }
-        resumed[:output] &&= File.expand_path(resumed[:output])
+        resumed[:sources] = resumed[:sources].map { |path, format| [path && File.absolute_path(path), format] }
+        resumed[:output] &&= File.absolute_path(resumed[:output])
         resumed.map { |name, value| "#{RESUMED_WITH.fetch(name)}=#{JSON.generate(value)}" }.join("\n")
       end
     end
