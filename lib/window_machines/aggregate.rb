@@ -82,8 +82,9 @@ module WindowMachines
       KIND = :max
     end
 
-    # The mean of the inputs as a Float (the exact sum's `fdiv` of the
-    # count), nils skipped; nil for none.
+    # The mean of the inputs as a Float (the sum's `fdiv` of the count: an
+    # Integer sum is exact, Floats add as Floats do), nils skipped; nil for
+    # none.
     class Mean < Builtin
       # The name the extension knows this aggregator by.
       KIND = :mean

@@ -209,6 +209,23 @@ RSpec.describe "window_machines input and output formats" do
     end
   end
 
+  describe "values" do
+    it "passes numbers on to first, last and collect as written, however many digits, and adds them as numbers" do
+      big = 2**130
+      input = write_file(@dir, "values.jsonl", <<~JSONL)
+        {"ts":1,"v":#{big}}
+        {"ts":2,"v":1.50}
+        {"ts":3,"v":-0}
+        {"ts":4,"v":#{2**127}}
+      JSONL
+      result = run_ok("tumbling", "--size", "10", "--agg", "collect:v,first:v,last:v,max:v,sum:v", input)
+      expect(result.stdout)
+        .to start_with(%({"start":0,"end":10,"collect_v":[#{big},1.50,-0,#{2**127}],"first_v":#{big},"last_v":#{2**127},))
+      # Past 128 bits an Integer is a Float to the aggregators that add or compare.
+      expect(JSON.parse(result.stdout).values_at("max_v", "sum_v")).to eq([big.to_f, big.to_f + 1.5 + 0 + (2**127).to_f])
+    end
+  end
+
   describe "CSV input" do
     it "reads a CSV file by its header, with RFC 4180 quoting, keys as strings and sum fields as numbers" do
       result = run_ok(*sessions_ms_args, fixture("orders.csv"))
@@ -220,6 +237,14 @@ RSpec.describe "window_machines input and output formats" do
       one = write_file(@dir, "one.csv", "ts,user,amount\n#{rows[0, 3].map(&:to_csv).join}")
       two = write_file(@dir, "two.csv", "amount,ts,user\n#{rows[3..].map { |ts, user, amount| [amount, ts, user].to_csv }.join}")
       expect(run_ok(*sessions_ms_args, one, two).stdout).to eq(orders_output)
+    end
+
+    it "passes a cell on to first, last and collect as written: a JSON number as a number, any other as text" do
+      input = write_file(@dir, "values.csv", "ts,v\n1,1.50\n2,\"007\"\n3,\"12345\"\n4,1e3\n5,-0\n6,1.\n")
+      result = run_ok("tumbling", "--size", "10", "--agg", "collect:v,first:v,last:v", input)
+      expect(result.stdout).to eq(<<~JSONL)
+        {"start":0,"end":10,"collect_v":[1.50,"007",12345,1e3,-0,"1."],"first_v":1.50,"last_v":"1."}
+      JSONL
     end
 
     it "reads CSV under any name with --input-format csv, standard input included" do

@@ -110,6 +110,15 @@ RSpec.describe "window_machines late events" do
       expect(late_count(result.stderr)).to eq(2)
     end
 
+    it "ends a late CSV row as its header ends, a last line without a line break of its own included" do
+      input = write_file(@dir, "crlf.csv", "ts\r\n5\r\n1")
+      late = File.join(@dir, "late.csv")
+      result = run_ok("tumbling", "--size", "2", "--late", late, input)
+      expect(result.records).to eq([{ "start" => 4, "end" => 6, "count" => 1 }])
+      expect(File.binread(late)).to eq("ts\r\n1\r\n")
+      expect(CSV.read(late)).to eq([["ts"], ["1"]])
+    end
+
     it "reports nothing when no event is late" do
       result = run_ok("sessions", "--gap", "30s", fixture("sessions_ms.jsonl"))
       expect(result.stderr).to eq("")

@@ -12,7 +12,7 @@ use crate::job::{Aggregate, InputFormat};
 use crate::json_fields::{FieldPaths, Found, JsonKind, JsonValue};
 use crate::keys::KeyWriter;
 use crate::timestamps::TimeFormat;
-use crate::values::{json_of_text, number_input, Value};
+use crate::values::{is_number, json_of_text, number_input, Value};
 
 /// Fields a line's are kept inline for: a key or two, the time, a few
 /// aggregators' fields.
@@ -200,16 +200,17 @@ fn input_of(aggregate: &Aggregate, field: Option<Field>) -> Result<Input<Value>,
             aggregate.kind.name()
         )
     };
+    // The others pass what they take on as it was written: a number keeps
+    // its digits however many there are (`1.50` stays `1.50`), and a CSV
+    // cell written as a JSON number is one.
     let input = match field {
         None => Input::Nil,
-        Some(Field::Cell(cell)) => match number_input(cell) {
-            Some(number) => number,
-            None if numeric => return Err(not_number()),
-            None => Input::Object(json_of_text(cell)),
-        },
+        Some(Field::Cell(cell)) if numeric => number_input(cell).ok_or_else(not_number)?,
+        Some(Field::Cell(cell)) if is_number(cell) => Input::Object(Value::Json(cell.into())),
+        Some(Field::Cell(cell)) => Input::Object(json_of_text(cell)),
         Some(Field::Json(value)) => match value.kind {
             JsonKind::Null => Input::Nil,
-            JsonKind::Number => number_input(value.raw).ok_or_else(not_number)?,
+            JsonKind::Number if numeric => number_input(value.raw).ok_or_else(not_number)?,
             _ if numeric => return Err(not_number()),
             _ => Input::Object(Value::Json(value.raw.into())),
         },

@@ -15,7 +15,7 @@ use crate::timestamps::TimeFormat;
 use crate::values::Value;
 
 /// What a state file starts with: the name, then the version of its form.
-const MAGIC: &[u8; 8] = b"WMSTATE6";
+const MAGIC: &[u8; 8] = b"WMSTATE7";
 const MAGIC_NAME: &[u8; 7] = b"WMSTATE";
 
 /// Where the input was consumed to, and what was counted and written.

@@ -42,7 +42,8 @@ fn small_integer(text: &[u8]) -> Option<i64> {
 }
 
 /// Whether `text` is a number as JSON writes one.
-fn is_number(text: &[u8]) -> bool {
+#[must_use]
+pub fn is_number(text: &[u8]) -> bool {
     let mut at = usize::from(text.first() == Some(&b'-'));
     let digits = |at: &mut usize| {
         let start = *at;

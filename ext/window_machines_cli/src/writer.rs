@@ -368,6 +368,16 @@ impl Writer {
             None => sink.set_csv_header(None),
         }
         sink.write(&line.bytes)?;
+        // A CSV row ends as its header does, so that the file keeps one
+        // line ending, as CSV readers need: an input's last line may have
+        // none of its own.
+        let header_crlf = line
+            .csv_header
+            .as_ref()
+            .is_some_and(|header| header.ends_with(b"\r"));
+        if header_crlf && !line.bytes.ends_with(b"\r") {
+            sink.write(b"\r")?;
+        }
         sink.write(b"\n")
     }
 
