@@ -273,6 +273,17 @@ RSpec.describe "window_machines bad input and bad usage" do
       expect(result.stderr).to include("/no-such-dir/state (cannot write there)")
     end
 
+    it "refuses two names of one file not made yet: through a linked directory, or a link that leads nowhere yet" do
+      File.symlink(".", File.join(@dir, "here"))
+      File.symlink("out.jsonl", File.join(@dir, "link"))
+      [%w[--state here/out.jsonl], %w[--late here/out.jsonl], %w[--late link]].each do |option, path|
+        result = run_cli("sessions", "--quiet", "--gap", "10", "--output", "out.jsonl", option, path, file, chdir: @dir)
+        expect(result.exitstatus).to eq(2), result.describe
+        expect(result.stderr).to include("out.jsonl and #{path} are the same file")
+        expect(File).not_to exist(File.join(@dir, "out.jsonl"))
+      end
+    end
+
     it "reads a path beginning with ~ as a directory of that name, as the files are opened, not as a home" do
       result = run_cli("sessions", "--quiet", "--gap", "10", "--output", "~nouser/out.jsonl", file, chdir: @dir)
       expect(result.exitstatus).to eq(2), result.describe

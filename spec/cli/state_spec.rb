@@ -121,6 +121,26 @@ RSpec.describe "window_machines --state" do
       expect(result.stderr.scan(run.output).size).to eq(1)
     end
 
+    it "refuses to resume into an --output that is gone, without making it" do
+      run, input, = stopped_run
+      File.delete(run.output)
+      File.write(input, good_lines.join)
+      result = run_cli(*options, *file_args(run), input)
+      expect(result.exitstatus).to eq(1), result.describe
+      expect(result.stderr).to include("#{run.output}: shorter than the state file says it was")
+      expect(File).not_to exist(run.output)
+    end
+
+    it "removes, once finished, a scratch file a run killed while writing a checkpoint left beside the state" do
+      run, input, = stopped_run
+      scratch = "#{run.state}.tmp"
+      File.write(scratch, "half a checkpoint")
+      File.write(input, good_lines.join)
+      result = run_cli(*options, *file_args(run), input)
+      expect(result).to be_success, result.describe
+      expect([run.state, scratch].select { |path| File.exist?(path) }).to eq([])
+    end
+
     it "refuses to resume when an input read to its end before the stop has changed since (exit 1), and resumes once it is back" do
       run = files("run")
       first_lines = good_lines.first(20)

@@ -526,15 +526,19 @@ where
         if self.job.progress {
             eprint!("\r\x1b[K");
         }
-        if let Some(path) = self.job.state_path() {
-            match std::fs::remove_file(path) {
-                Err(error) if error.kind() != io::ErrorKind::NotFound => {
-                    return Err(Failure::Output {
-                        message: format!("{}: {error}", path.display()),
-                        broken_pipe: false,
-                    })
+        if let Some(files) = &self.job.state {
+            // The scratch file too: a run killed while it wrote a
+            // checkpoint left one behind.
+            for path in [&files.path, &files.scratch] {
+                match std::fs::remove_file(path) {
+                    Err(error) if error.kind() != io::ErrorKind::NotFound => {
+                        return Err(Failure::Output {
+                            message: format!("{}: {error}", path.display()),
+                            broken_pipe: false,
+                        })
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
         }
         Ok(self.summary)

@@ -70,18 +70,28 @@ impl Sink {
     /// emptied when there is none. A FIFO waits for its reader while
     /// `may_wait` allows.
     pub fn file(path: &Path, length: Option<u64>, may_wait: MayWait) -> io::Result<Sink> {
-        let mut file = open_for_writing(path, may_wait)?;
         let length = length.unwrap_or(0);
+        // The caller names the file.
+        let shorter = || {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "shorter than the state file says it was; remove the state file to start over",
+            )
+        };
+        // A file a checkpoint says held something is not made anew, to be
+        // refused and left behind empty.
+        let mut file = open_for_writing(path, length == 0, may_wait).map_err(|error| {
+            if error.kind() == io::ErrorKind::NotFound && length > 0 {
+                shorter()
+            } else {
+                error
+            }
+        })?;
         let metadata = file.metadata()?;
         // A device or a pipe (/dev/null, /dev/stdout) is written as it is.
         if metadata.is_file() {
             if metadata.len() < length {
-                // The caller names the file.
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    "shorter than the state file says it was; remove the state file to start \
-                     over",
-                ));
+                return Err(shorter());
             }
             file.set_len(length)?;
             io::Seek::seek(&mut file, io::SeekFrom::Start(length))?;
@@ -144,13 +154,13 @@ impl Sink {
 /// reader opens it, and a signal does not end that wait (the call is made
 /// again): a FIFO is opened without blocking, tried again until it has a
 /// reader or `may_wait` says no, then written to as any file is.
-fn open_for_writing(path: &Path, may_wait: MayWait) -> io::Result<File> {
+fn open_for_writing(path: &Path, create: bool, may_wait: MayWait) -> io::Result<File> {
     let fifo = fs::metadata(path).is_ok_and(|metadata| metadata.file_type().is_fifo());
     if !fifo {
         // Cut back to the checkpoint's length by the caller, not emptied.
         return OpenOptions::new()
             .write(true)
-            .create(true)
+            .create(create)
             .truncate(false)
             .open(path);
     }

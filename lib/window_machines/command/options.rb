@@ -40,6 +40,9 @@ module WindowMachines
       ALL_LENGTHS = LENGTHS.values.flatten.uniq.freeze
       # A length of zero, for the ones not given.
       NO_TIME = ["units", 0].freeze
+      # Links followed from one path before giving up, as the kernel does
+      # (Linux's MAXSYMLINKS).
+      MAX_LINKS = 40
 
       # @return [Boolean] whether `--help` was asked for
       attr_reader :help
@@ -111,8 +114,9 @@ module WindowMachines
             --state: a run stopped by a signal, a crash or bad input resumes where its last
             checkpoint (taken about every second) left off when started again with the same
             options. Into an --output file the result is exactly an uninterrupted run's output;
-            into standard output, what closed after the last checkpoint may be written twice.
-            From standard input, a resumed run carries on with what it is given next.
+            into standard output or a pipe (a FIFO), what closed after the last checkpoint may
+            be written twice. From standard input or a pipe, a resumed run carries on with what
+            it is given next.
             Exit status: 0 done, 1 bad input data or output that cannot be written, 2 bad usage,
             128+N stopped by signal N.
           NOTES
@@ -292,13 +296,30 @@ module WindowMachines
         File.directory?(directory) && File.writable?(directory)
       end
 
-      # Whether two paths (or standard input, an IO) name one file.
+      # Whether two paths (or standard input, an IO) name one file, made yet
+      # or not.
       def same_file?(one, other)
         return stdin_file?(one) && File.identical?(one, other) if one.is_a?(IO)
         return same_file?(other, one) if other.is_a?(IO)
-        return true if File.absolute_path(one) == File.absolute_path(other)
+        return true if resolved(one) == resolved(other)
 
         File.exist?(one) && File.exist?(other) && File.identical?(one, other)
+      end
+
+      # Where `path` leads once links are followed, for a file not made yet
+      # too: its directory's real path, and its name after any links (one
+      # may lead nowhere yet). Past MAX_LINKS links, or a directory that
+      # cannot be read, the path as far as it got.
+      def resolved(path)
+        path = File.absolute_path(path)
+        MAX_LINKS.times do
+          break unless File.symlink?(path)
+
+          path = File.absolute_path(File.readlink(path), File.dirname(path))
+        end
+        File.join(File.realpath(File.dirname(path)), File.basename(path))
+      rescue SystemCallError
+        path
       end
 
       # Whether standard input is read from a file (`< file`) rather than a
