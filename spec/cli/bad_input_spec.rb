@@ -276,12 +276,25 @@ RSpec.describe "window_machines bad input and bad usage" do
     it "refuses two names of one file not made yet: through a linked directory, or a link that leads nowhere yet" do
       File.symlink(".", File.join(@dir, "here"))
       File.symlink("out.jsonl", File.join(@dir, "link"))
-      [%w[--state here/out.jsonl], %w[--late here/out.jsonl], %w[--late link]].each do |option, path|
+      FileUtils.mkdir_p(File.join(@dir, "sub/deeper"))
+      File.symlink("sub/deeper", File.join(@dir, "down"))
+      # `..` after a link goes up from where the link leads: down/.. is sub.
+      [%w[--state here/out.jsonl], %w[--late here/out.jsonl], %w[--late link], %w[--late down/../../out.jsonl],
+       %w[--state down/../../out.jsonl]].each do |option, path|
         result = run_cli("sessions", "--quiet", "--gap", "10", "--output", "out.jsonl", option, path, file, chdir: @dir)
         expect(result.exitstatus).to eq(2), result.describe
-        expect(result.stderr).to include("out.jsonl and #{path} are the same file")
+        expect(result.stderr).to include("out.jsonl and #{path}")
+        expect(result.stderr).to include("are the same file")
         expect(File).not_to exist(File.join(@dir, "out.jsonl"))
       end
+    end
+
+    it "compares paths through a directory whose name is not UTF-8" do
+      Dir.mkdir(File.join(@dir, "v\xFF".b))
+      File.symlink("v\xFF".b, File.join(@dir, "link"))
+      result = run_cli("sessions", "--quiet", "--gap", "10", "--output", "link/é.jsonl", file, chdir: @dir)
+      expect(result).to be_success, result.describe
+      expect(File.read(File.join(@dir, "v\xFF/é.jsonl".b))).to eq(run_cli("sessions", "--quiet", "--gap", "10", file).stdout)
     end
 
     it "reads a path beginning with ~ as a directory of that name, as the files are opened, not as a home" do

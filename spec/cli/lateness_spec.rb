@@ -5,6 +5,9 @@
 # a window event iff every window holding it has end + grace <= S - lag. Late
 # events are counted, reported on standard error and written to --late FILE
 # as read; never silently dropped. Times here are small epoch seconds.
+
+require "csv"
+
 RSpec.describe "window_machines late events" do
   include WindowMachinesSpec::Command
 
@@ -110,13 +113,16 @@ RSpec.describe "window_machines late events" do
       expect(late_count(result.stderr)).to eq(2)
     end
 
-    it "ends a late CSV row as its header ends, a last line without a line break of its own included" do
+    it "ends a late CSV row as its header ends, whatever its own line ending, or none, was" do
       input = write_file(@dir, "crlf.csv", "ts\r\n5\r\n1")
       late = File.join(@dir, "late.csv")
       result = run_ok("tumbling", "--size", "2", "--late", late, input)
       expect(result.records).to eq([{ "start" => 4, "end" => 6, "count" => 1 }])
       expect(File.binread(late)).to eq("ts\r\n1\r\n")
       expect(CSV.read(late)).to eq([["ts"], ["1"]])
+      mixed = write_file(@dir, "mixed.csv", "ts\n5\n1\r\n0\n")
+      run_ok("tumbling", "--size", "2", "--late", late, mixed)
+      expect(File.binread(late)).to eq("ts\n1\n0\n")
     end
 
     it "reports nothing when no event is late" do

@@ -131,14 +131,18 @@ RSpec.describe "window_machines --state" do
       expect(File).not_to exist(run.output)
     end
 
-    it "removes, once finished, a scratch file a run killed while writing a checkpoint left beside the state" do
+    it "removes, once finished, a scratch file a run killed while writing a checkpoint left, and no other" do
       run, input, = stopped_run
       scratch = "#{run.state}.tmp"
-      File.write(scratch, "half a checkpoint")
+      File.write(scratch, "#{run.read(:state)[0, 20]}, cut short")
       File.write(input, good_lines.join)
       result = run_cli(*options, *file_args(run), input)
       expect(result).to be_success, result.describe
       expect([run.state, scratch].select { |path| File.exist?(path) }).to eq([])
+      File.write(scratch, "someone else's")
+      again = run_cli(*options, *file_args(run), input)
+      expect(again).to be_success, again.describe
+      expect(File.read(scratch)).to eq("someone else's")
     end
 
     it "refuses to resume when an input read to its end before the stop has changed since (exit 1), and resumes once it is back" do

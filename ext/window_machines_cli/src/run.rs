@@ -527,19 +527,10 @@ where
             eprint!("\r\x1b[K");
         }
         if let Some(files) = &self.job.state {
-            // The scratch file too: a run killed while it wrote a
-            // checkpoint left one behind.
-            for path in [&files.path, &files.scratch] {
-                match std::fs::remove_file(path) {
-                    Err(error) if error.kind() != io::ErrorKind::NotFound => {
-                        return Err(Failure::Output {
-                            message: format!("{}: {error}", path.display()),
-                            broken_pipe: false,
-                        })
-                    }
-                    _ => {}
-                }
-            }
+            state::remove(files).map_err(|error| Failure::Output {
+                message: error.to_string(),
+                broken_pipe: false,
+            })?;
         }
         Ok(self.summary)
     }

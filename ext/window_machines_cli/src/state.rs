@@ -246,6 +246,33 @@ impl Encoder {
     }
 }
 
+/// Removes the state file, once the run has finished, and the scratch file
+/// if a checkpoint left it there (one killed while it was written): a file
+/// that starts as a state file does, or an empty one, and nothing else.
+pub fn remove(files: &StateFiles) -> io::Result<()> {
+    let left_by_a_checkpoint = fs::symlink_metadata(&files.scratch).is_ok_and(|metadata| {
+        metadata.is_file()
+            && (metadata.len() == 0
+                || fs::File::open(&files.scratch).is_ok_and(|mut file| {
+                    let mut start = [0; MAGIC_NAME.len()];
+                    io::Read::read_exact(&mut file, &mut start).is_ok() && start == *MAGIC_NAME
+                }))
+    });
+    let scratch = left_by_a_checkpoint.then_some(&files.scratch);
+    for path in std::iter::once(&files.path).chain(scratch) {
+        match fs::remove_file(path) {
+            Err(error) if error.kind() != io::ErrorKind::NotFound => {
+                return Err(io::Error::new(
+                    error.kind(),
+                    format!("{}: {error}", path.display()),
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Writes the state to its file atomically, through the scratch file.
 pub fn save(
     files: &StateFiles,
@@ -657,6 +684,34 @@ mod tests {
         for odd in [dir.as_path(), Path::new("/dev/zero")] {
             assert!(load(odd).is_err_and(|error| error == "not a regular file"));
         }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn removing_takes_a_scratch_file_only_when_a_checkpoint_left_it() {
+        let dir = std::env::temp_dir().join(format!("wm-remove-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let files = StateFiles {
+            path: dir.join("state"),
+            scratch: dir.join("state.tmp"),
+        };
+        let cases: [(&[u8], bool); 4] = [
+            (b"WMSTATE7 half written", true),
+            (b"WMSTATE", true),
+            (b"", true),
+            (b"someone else's file", false),
+        ];
+        for (scratch, removed) in cases {
+            fs::write(&files.path, b"state").unwrap();
+            fs::write(&files.scratch, scratch).unwrap();
+            remove(&files).unwrap();
+            assert!(!files.path.exists());
+            assert_eq!(files.scratch.exists(), !removed, "{scratch:?}");
+        }
+        fs::remove_file(&files.scratch).unwrap();
+        fs::create_dir(&files.scratch).unwrap();
+        remove(&files).unwrap();
+        assert!(files.scratch.is_dir());
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -367,18 +367,25 @@ impl Writer {
             Some(_) => {}
             None => sink.set_csv_header(None),
         }
-        sink.write(&line.bytes)?;
         // A CSV row ends as its header does, so that the file keeps one
-        // line ending, as CSV readers need: an input's last line may have
-        // none of its own.
-        let header_crlf = line
-            .csv_header
-            .as_ref()
-            .is_some_and(|header| header.ends_with(b"\r"));
-        if header_crlf && !line.bytes.ends_with(b"\r") {
-            sink.write(b"\r")?;
+        // line ending, as CSV readers need: an input may mix them, and its
+        // last line may have none of its own.
+        match &line.csv_header {
+            Some(header) => {
+                let row = line.bytes.strip_suffix(b"\r").unwrap_or(&line.bytes);
+                let ending: &[u8] = if header.ends_with(b"\r") {
+                    b"\r\n"
+                } else {
+                    b"\n"
+                };
+                sink.write(row)?;
+                sink.write(ending)
+            }
+            None => {
+                sink.write(&line.bytes)?;
+                sink.write(b"\n")
+            }
         }
-        sink.write(b"\n")
     }
 
     fn flush(&mut self) -> io::Result<()> {

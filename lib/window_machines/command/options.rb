@@ -306,20 +306,23 @@ module WindowMachines
         File.exist?(one) && File.exist?(other) && File.identical?(one, other)
       end
 
-      # Where `path` leads once links are followed, for a file not made yet
-      # too: its directory's real path, and its name after any links (one
-      # may lead nowhere yet). Past MAX_LINKS links, or a directory that
-      # cannot be read, the path as far as it got.
+      # Where `path` leads once links are followed as the kernel follows
+      # them (`..` after a link goes up from where the link leads), for a
+      # file not made yet too: its directory's real path, and its name after
+      # the links the name itself leads through (one may lead nowhere yet).
+      # Bytes, since a directory's name need not be UTF-8. A directory that
+      # cannot be resolved (missing, a loop, not to be entered) leaves the
+      # path as written, made absolute.
       def resolved(path)
-        path = File.absolute_path(path)
         MAX_LINKS.times do
           break unless File.symlink?(path)
 
-          path = File.absolute_path(File.readlink(path), File.dirname(path))
+          target = File.readlink(path)
+          path = target.start_with?("/") ? target : File.join(File.dirname(path), target)
         end
-        File.join(File.realpath(File.dirname(path)), File.basename(path))
+        File.join(File.realpath(File.dirname(path)).b, File.basename(path).b)
       rescue SystemCallError
-        path
+        File.absolute_path(path.b, Dir.pwd.b)
       end
 
       # Whether standard input is read from a file (`< file`) rather than a
