@@ -3,7 +3,7 @@
 //! one), read back as untrusted input.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
 
 use window_machines_core::{in_time_order, Accumulator, Accumulators, Input, Number, Stamped};
@@ -248,16 +248,15 @@ impl Encoder {
 
 /// Removes the state file, once the run has finished, and the scratch file
 /// if a checkpoint left it there (one killed while it was written): a file
-/// that starts as a state file does, or an empty one, and nothing else.
+/// whose bytes, however few, begin as a state file does, and nothing else.
 pub fn remove(files: &StateFiles) -> io::Result<()> {
-    let left_by_a_checkpoint = fs::symlink_metadata(&files.scratch).is_ok_and(|metadata| {
-        metadata.is_file()
-            && (metadata.len() == 0
-                || fs::File::open(&files.scratch).is_ok_and(|mut file| {
-                    let mut start = [0; MAGIC_NAME.len()];
-                    io::Read::read_exact(&mut file, &mut start).is_ok() && start == *MAGIC_NAME
-                }))
-    });
+    let left_by_a_checkpoint = fs::symlink_metadata(&files.scratch)
+        .is_ok_and(|metadata| metadata.is_file())
+        && fs::File::open(&files.scratch).is_ok_and(|file| {
+            let mut start = Vec::new();
+            let read = file.take(MAGIC_NAME.len() as u64).read_to_end(&mut start);
+            read.is_ok() && MAGIC_NAME.starts_with(&start)
+        });
     let scratch = left_by_a_checkpoint.then_some(&files.scratch);
     for path in std::iter::once(&files.path).chain(scratch) {
         match fs::remove_file(path) {
@@ -695,9 +694,10 @@ mod tests {
             path: dir.join("state"),
             scratch: dir.join("state.tmp"),
         };
-        let cases: [(&[u8], bool); 4] = [
+        let cases: [(&[u8], bool); 5] = [
             (b"WMSTATE7 half written", true),
             (b"WMSTATE", true),
+            (b"WMS", true),
             (b"", true),
             (b"someone else's file", false),
         ];

@@ -370,22 +370,19 @@ impl Writer {
         // A CSV row ends as its header does, so that the file keeps one
         // line ending, as CSV readers need: an input may mix them, and its
         // last line may have none of its own.
-        match &line.csv_header {
-            Some(header) => {
-                let row = line.bytes.strip_suffix(b"\r").unwrap_or(&line.bytes);
-                let ending: &[u8] = if header.ends_with(b"\r") {
+        let (row, ending): (&[u8], &[u8]) = match &line.csv_header {
+            Some(header) => (
+                line.bytes.strip_suffix(b"\r").unwrap_or(&line.bytes),
+                if header.ends_with(b"\r") {
                     b"\r\n"
                 } else {
                     b"\n"
-                };
-                sink.write(row)?;
-                sink.write(ending)
-            }
-            None => {
-                sink.write(&line.bytes)?;
-                sink.write(b"\n")
-            }
-        }
+                },
+            ),
+            None => (&line.bytes, b"\n"),
+        };
+        sink.write(row)?;
+        sink.write(ending)
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -292,7 +292,7 @@ module WindowMachines
         return false if File.directory?(path)
         return File.writable?(path) if File.exist?(path) && !replaced
 
-        directory = File.dirname(File.absolute_path(path))
+        directory = File.dirname(resolved(path))
         File.directory?(directory) && File.writable?(directory)
       end
 
