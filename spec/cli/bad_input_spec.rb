@@ -273,6 +273,22 @@ RSpec.describe "window_machines bad input and bad usage" do
       expect(result.stderr).to include("/no-such-dir/state (cannot write there)")
     end
 
+    it "refuses as bad usage, before any input, a name the kernel would not open: a missing directory before .., " \
+       "a trailing slash, a link loop or a link to a name with a slash" do
+      File.symlink("loop", File.join(@dir, "loop"))
+      File.symlink("new/", File.join(@dir, "to-slash"))
+      Dir.mkdir(File.join(@dir, "d"))
+      %w[missing/../out.jsonl new/ loop to-slash].product(%w[--output --late --state]).each do |path, option|
+        result = run_cli("sessions", "--quiet", "--gap", "10", option, path, file, chdir: @dir)
+        expect(result.exitstatus).to eq(2), result.describe
+        expect(result.stderr).to include("#{path} (cannot write there)")
+        expect(Dir.children(@dir).sort).to eq(%w[d loop to-slash])
+      end
+      result = run_cli("sessions", "--quiet", "--gap", "10", "--output", "d/../out.jsonl", file, chdir: @dir)
+      expect(result).to be_success, result.describe
+      expect(File).to exist(File.join(@dir, "out.jsonl"))
+    end
+
     it "refuses two names of one file not made yet: through a linked directory, or a link that leads nowhere yet" do
       File.symlink(".", File.join(@dir, "here"))
       File.symlink("out.jsonl", File.join(@dir, "link"))

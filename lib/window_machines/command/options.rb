@@ -288,11 +288,18 @@ module WindowMachines
       # Whether `path` can be written: a file that exists, in place; a new
       # one, or one replaced by renaming another over it (as the state is),
       # in its directory.
+      # The kernel is asked about the directory as the path names it, so
+      # that one it cannot enter (`missing/../x`) fails here as it would
+      # when the file is opened, not midway through the run.
       def writable?(path, replaced:)
         return false if File.directory?(path)
         return File.writable?(path) if File.exist?(path) && !replaced
 
-        directory = File.dirname(resolved(path))
+        # A name ending in a slash can only be a directory's.
+        target = followed(path)
+        return false if target.nil? || target.end_with?(File::SEPARATOR)
+
+        directory = File.dirname(target)
         File.directory?(directory) && File.writable?(directory)
       end
 
@@ -314,15 +321,23 @@ module WindowMachines
       # cannot be resolved (missing, a loop, not to be entered) leaves the
       # path as written, made absolute.
       def resolved(path)
+        path = followed(path) || path
+        File.join(File.realpath(File.dirname(path)).b, File.basename(path).b)
+      rescue SystemCallError
+        File.absolute_path(path.b, Dir.pwd.b)
+      end
+
+      # `path` after the links its name leads through, each target read
+      # from the link's directory as written; nil past MAX_LINKS, where the
+      # kernel gives up too (a loop).
+      def followed(path)
         MAX_LINKS.times do
-          break unless File.symlink?(path)
+          return path unless File.symlink?(path)
 
           target = File.readlink(path)
           path = target.start_with?("/") ? target : File.join(File.dirname(path), target)
         end
-        File.join(File.realpath(File.dirname(path)).b, File.basename(path).b)
-      rescue SystemCallError
-        File.absolute_path(path.b, Dir.pwd.b)
+        path unless File.symlink?(path)
       end
 
       # Whether standard input is read from a file (`< file`) rather than a
