@@ -104,11 +104,13 @@ RSpec.describe "window_machines against hostile input" do
     end
   end
 
-  it "says an epoch number with an exponent is not written in digits, not that it is not ISO" do
-    input = write("exponent.jsonl", %({"ts":1e3}\n))
-    result = run_cli("sessions", "--gap", "10", input)
-    expect(result.exitstatus).to eq(1), result.describe
-    expect(result.stderr).to include(%(exponent.jsonl:1: time "1e3" is not a number of seconds written in digits))
+  it "says an epoch number with an exponent is not written in digits, not that it is not ISO, in JSON and CSV" do
+    { "exponent.jsonl" => %({"ts":1e3}\n), "exponent.csv" => "k,ts\na,1e3\n" }.each do |name, text|
+      result = run_cli("sessions", "--gap", "10", "--key", "k", write(name, text))
+      expect(result.exitstatus).to eq(1), result.describe
+      line = name.end_with?(".csv") ? 2 : 1
+      expect(result.stderr).to include(%(#{name}:#{line}: time "1e3" is not a number of seconds written in digits))
+    end
   end
 
   it "reads an epoch millisecond written with a fraction of zeros, as floats are, as whole" do

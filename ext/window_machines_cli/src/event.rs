@@ -161,7 +161,12 @@ impl EventReader {
         let missing = || format!("time field {:?} is missing", self.time_field);
         let mut number = false;
         let text: Cow<[u8]> = match field.ok_or_else(missing)? {
-            Field::Cell(cell) => Cow::Borrowed(cell),
+            // A cell written as a JSON number is one, as it is for the
+            // aggregators: `1e3` is a number the epoch format refuses.
+            Field::Cell(cell) => {
+                number = is_number(cell);
+                Cow::Borrowed(cell)
+            }
             Field::Json(value) => match value.kind {
                 JsonKind::Null => return Err(missing()),
                 JsonKind::Number => {
