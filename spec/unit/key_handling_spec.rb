@@ -9,6 +9,12 @@ require "objspace"
 module KeyHandlingSpec
   class SubString < String; end
 
+  # A typed id: equal only to its own class, while String#eql? takes it
+  # as equal to a plain String of the same bytes.
+  class Token < String
+    def eql?(other) = other.instance_of?(Token) && super
+  end
+
   # Every key shares one hash, so eql? decides between all of them.
   class CollidingKey
     attr_reader :id
@@ -95,6 +101,25 @@ RSpec.describe "WindowMachines::KeyedSessions key handling" do
       200.times { |n| keyed.insert(with_singleton("q#{n}").freeze, 10) }
       expect(200.times.count { |n| keyed.sessions_for("p#{n}").empty? }).to eq(0)
       expect(200.times.count { |n| keyed.sessions_for("q#{n}").empty? }).to eq(0)
+    end
+
+    it "tries held keys oldest first, as a Hash does, when two take a lookup (an eql? that is not symmetric)" do
+      events = [["abc", 0], [KeyHandlingSpec::Token.new("abc"), 10], ["abc", 20], [KeyHandlingSpec::Token.new("abc"), 30]]
+      by_hash = Hash.new { |hash, key| hash[key] = [] }
+      events.each { |key, ts| by_hash[key] << ts }
+      expect(by_hash.map { |key, times| [key.class, times] }).to eq([[String, [0, 20]], [KeyHandlingSpec::Token, [10, 30]]])
+
+      windows = WindowMachines::TumblingWindows.new(100, aggregate: WindowMachines::Aggregate::Collect.new)
+      table = WindowMachines::VersionedTable.new(100)
+      events.each do |key, ts|
+        keyed.insert(key, ts)
+        windows.add(key, ts, ts)
+        table.put(key, ts, ts)
+      end
+      expect(keyed.sessions_for("abc")).to eq([[0, 0], [20, 20]])
+      expect(windows.flush.map { |key, _, _, times| [key.class, times] }).to eq(by_hash.map { |key, times| [key.class, times] })
+      expect(table.get("abc")).to eq(20)
+      expect(table.get(KeyHandlingSpec::Token.new("abc"))).to eq(30)
     end
 
     it "files events for equal Strings of any class under one key" do

@@ -40,9 +40,10 @@ impl KeySlot {
 /// provided nothing is held or released in between.
 pub trait KeyLookup {
     type Key;
-    /// The most recently held slot whose key has `hash`.
+    /// The longest-held slot whose key has `hash`.
     fn first_with_hash(&self, hash: u64) -> Option<KeySlot>;
-    /// The next held slot after `slot` whose key has the same hash.
+    /// The next held slot after `slot` whose key has the same hash, in
+    /// the order they came to be held.
     fn next_with_same_hash(&self, slot: KeySlot) -> Option<KeySlot>;
     /// The key held at `slot`, if any.
     fn key(&self, slot: KeySlot) -> Option<&Self::Key>;
@@ -85,7 +86,7 @@ struct Held<K, S> {
     /// When the key started being held, counted across the table's life:
     /// the order checkpoints list keys in, and a tie-breaker for trackers.
     seen: u64,
-    /// The next held key with the same hash.
+    /// The next held key with the same hash, held since later.
     next_same_hash: Option<KeySlot>,
     state: S,
 }
@@ -98,7 +99,11 @@ pub struct KeySlots<K, S> {
     /// roughly in the order they arrive and leave, so consecutive
     /// operations touch nearby memory.
     vacant: VecDeque<u32>,
-    /// The most recently held slot of each hash; the rest are chained.
+    /// The longest-held slot of each hash; the rest are chained after it
+    /// in the order they came, so that a lookup tries keys oldest first,
+    /// as a Hash does: with an `eql?` that is not symmetric (a String
+    /// subclass that also compares classes), two held keys may both take
+    /// a lookup, and a Hash answers with the older.
     by_hash: HashIndex,
     next_seen: u64,
 }
@@ -210,12 +215,16 @@ impl<K, S> KeySlots<K, S> {
                 KeySlot(index)
             }
         };
-        let held = &self.held;
-        let next_same_hash =
-            self.by_hash
-                .replace(hash, |head| hash_at(held, head) == Some(hash), slot);
-        if next_same_hash.is_none() {
-            self.by_hash.insert(hash, slot);
+        match self.first_with_hash(hash) {
+            None => self.by_hash.insert(hash, slot),
+            Some(mut last) => {
+                while let Some(next) = self.next_with_same_hash(last) {
+                    last = next;
+                }
+                if let Some(entry) = self.entry_mut(last) {
+                    entry.next_same_hash = Some(slot);
+                }
+            }
         }
         let seen = self.next_seen;
         self.next_seen += 1;
@@ -226,7 +235,7 @@ impl<K, S> KeySlots<K, S> {
                 key,
                 hash,
                 seen,
-                next_same_hash,
+                next_same_hash: None,
                 state,
             });
         }
@@ -397,7 +406,7 @@ mod tests {
         for (name, slot) in names.iter().zip(&held) {
             assert_eq!(find(&slots, 7, name), Some(*slot));
         }
-        // Middle, head (most recent), tail.
+        // Middle, tail (most recent), head.
         for gone in [2, 4, 0] {
             slots.release(held[gone]).unwrap();
             assert_eq!(find(&slots, 7, names[gone]), None);
@@ -411,8 +420,16 @@ mod tests {
             walked.push(*slots.key(slot).unwrap());
             at = slots.next_with_same_hash(slot);
         }
-        walked.sort_unstable();
         assert_eq!(walked, ["b", "d"]);
+        let f = slots.hold(7, "f", 0).unwrap();
+        let a = slots.hold(7, "a", 0).unwrap();
+        let mut walked = Vec::new();
+        let mut at = slots.first_with_hash(7);
+        while let Some(slot) = at {
+            walked.push(slot);
+            at = slots.next_with_same_hash(slot);
+        }
+        assert_eq!(walked, [held[1], held[3], f, a]);
     }
 
     #[test]
