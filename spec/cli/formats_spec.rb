@@ -254,6 +254,13 @@ RSpec.describe "window_machines input and output formats" do
         .to eq(orders_output)
     end
 
+    it "reads a file named .CSV, or .Csv.GZ gzipped, as CSV: the name's case does not matter" do
+      upper = write_file(@dir, "ORDERS.CSV", fixture_text("orders.csv"))
+      mixed = write_file(@dir, "orders.Csv.GZ", gzip(fixture_text("orders.csv")))
+      expect(run_ok(*sessions_ms_args, upper).stdout).to eq(orders_output)
+      expect(run_ok(*sessions_ms_args, mixed).stdout).to eq(orders_output)
+    end
+
     it "reads JSONL from a file named .csv with --input-format jsonl" do
       misnamed = write_file(@dir, "events.csv", fixture_text("sessions_ms.jsonl"))
       expect(run_ok(*sessions_ms_args, "--input-format", "jsonl", misnamed).stdout).to eq(sessions_ms_output)

@@ -254,8 +254,13 @@ module WindowMachines
           next [nil, @formats[:input] || "jsonl"] if file == "-"
           raise OptionParser::InvalidArgument, "#{file} (cannot read it)" if File.directory?(file) || !File.readable?(file)
 
-          [file, @formats[:input] || (File.basename(file, ".gz").end_with?(".csv") ? "csv" : "jsonl")]
+          [file, @formats[:input] || format_named_by(file)]
         end
+      end
+
+      # CSV for a name ending in `.csv`, gzipped or not, in either case.
+      def format_named_by(file)
+        File.basename(file).downcase.delete_suffix(".gz").end_with?(".csv") ? "csv" : "jsonl"
       end
 
       # Refuses a file written to that is also read or written otherwise: an
