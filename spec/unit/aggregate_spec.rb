@@ -35,6 +35,16 @@ RSpec.describe "WindowMachines::Aggregate" do
       expect(result_of(agg::Collect.new(0), [[1, [7, 8]], [2, nil]])).to eq([7, nil])
       expect(result_of(agg::Collect.new, [[1, { v: 1 }], [2, nil]])).to eq([{ v: 1 }, nil])
     end
+
+    it "read value[field] through a Hash subclass's or a singleton's own [], as HashWithIndifferentAccess has" do
+      indifferent = Class.new(Hash) { def [](field) = super(field.to_s) }
+      singleton = { "v" => 7 }.tap { |hash| hash.define_singleton_method(:[]) { |field| super(field.to_s) } }
+      values = [indifferent[{ "v" => 5 }], singleton, { v: 1 }, { "v" => 2 }]
+      expect(result_of(agg::Collect.new(:v), values.each_with_index.map { |value, at| [at, value] })).to eq([5, 7, 1, nil])
+      sums = WindowMachines::TumblingWindows.new(10, aggregate: { n: agg::Count.new(:v), total: agg::Sum.new(:v) })
+      expect(sums.add_all(%i[k k], [1, 2], [indifferent[{ "v" => 5 }], singleton])).to eq(2)
+      expect(sums.flush.to_a).to eq([[:k, 0, 10, { n: 2, total: 12 }]])
+    end
   end
 
   describe "Count" do

@@ -308,7 +308,12 @@ impl RubyAggregation {
                     Some(_) if value.is_nil() => value,
                     Some(field) => {
                         let field = ruby.get_inner(field);
-                        let read = match RHash::from_value(value) {
+                        // Straight to the table only for a Hash whose `[]`
+                        // is Hash's: a subclass's or a singleton's own
+                        // (HashWithIndifferentAccess) must be called.
+                        let read = match RHash::from_value(value)
+                            .filter(|_| value.class().as_raw() == ruby.class_hash().as_raw())
+                        {
                             Some(hash) => hash.aref(field)?,
                             None => value.funcall("[]", (field,))?,
                         };
