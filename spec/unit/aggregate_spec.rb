@@ -56,6 +56,37 @@ RSpec.describe "WindowMachines::Aggregate" do
     end
   end
 
+  describe "counts restored at 2**64-1" do
+    most = (2**64) - 1
+
+    def restored(klass, windows, aggregate, **fields)
+      klass.from_h({ grace: 0, watermark: "stream", time: 5, late_count: 0, windows: windows, **fields },
+                   aggregate: aggregate)
+    end
+
+    it "stay there, adding or merging, rather than wrap to nothing, and restore from their own checkpoint" do
+      tumbling = restored(WindowMachines::TumblingWindows, [["a", 0, 10, most]], agg::Count.new,
+                          size: 10, advance: 10, offset: 0)
+      tumbling.add("a", 6)
+      expect(tumbling.current("a")).to eq([[0, 10, most]])
+      expect(WindowMachines::TumblingWindows.from_h(tumbling.to_h, aggregate: agg::Count.new)).to eq(tumbling)
+
+      mean = restored(WindowMachines::TumblingWindows, [["a", 0, 10, [10, most]]], agg::Mean.new,
+                      size: 10, advance: 10, offset: 0)
+      mean.add("a", 6, 1)
+      expect(mean.to_h[:windows]).to eq([["a", 0, 10, [11, most]]])
+
+      hopping = restored(WindowMachines::HoppingWindows, [["a", 0, 2, most], ["a", 2, 4, 1]], agg::Count.new,
+                         size: 4, advance: 2, offset: 0, time: 3)
+      expect(hopping.current("a").first).to eq([0, 4, most])
+
+      sessions = restored(WindowMachines::SessionWindows, [["a", 10, 10, [1, most]], ["a", 14, 14, [1, 1]]],
+                          agg::Mean.new, gap: 2, max_sessions: nil, grace: 5, time: 14)
+      sessions.add("a", 12, 1)
+      expect(sessions.to_h[:windows]).to eq([["a", 10, 14, [3, most]]])
+    end
+  end
+
   describe "Sum" do
     it "skips nils and is 0 when every input is nil" do
       expect(result_of(agg::Sum.new, [[1, 2], [2, nil], [3, 5]])).to eq(7)

@@ -114,6 +114,8 @@ pub struct Stamped<V> {
 /// The state of one aggregator in one window or session.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Accumulator<V> {
+    /// Counts stop at 2**64-1 (as a Mean's does), which no stream reaches,
+    /// rather than wrap to nothing: only a checkpoint can start one there.
     Count(u64),
     Sum(Number<V>),
     Min(Option<Input<V>>),
@@ -316,7 +318,7 @@ impl<V: Clone> Accumulator<V> {
         match self {
             Accumulator::Count(count) => {
                 if !(part.reads_field && input.is_nil()) {
-                    *count += 1;
+                    *count = count.saturating_add(1);
                 }
             }
             Accumulator::Sum(sum) => {
@@ -327,7 +329,7 @@ impl<V: Clone> Accumulator<V> {
             Accumulator::Mean { sum, count } => {
                 if !input.is_nil() {
                     *sum = add_numbers(sum.clone(), number_of(input.clone()), ops)?;
-                    *count += 1;
+                    *count = count.saturating_add(1);
                     if let Number::Host(sum) = sum {
                         ops.check_mean(sum).map_err(Refusal::Host)?;
                     }
@@ -370,12 +372,14 @@ impl<V: Clone> Accumulator<V> {
         ops: &mut O,
     ) -> Result<Self, O::Error> {
         Ok(match (self, later) {
-            (Accumulator::Count(a), Accumulator::Count(b)) => Accumulator::Count(a + b),
+            (Accumulator::Count(a), Accumulator::Count(b)) => {
+                Accumulator::Count(a.saturating_add(b))
+            }
             (Accumulator::Sum(a), Accumulator::Sum(b)) => Accumulator::Sum(add_numbers(a, b, ops)?),
             (Accumulator::Mean { sum: a, count: m }, Accumulator::Mean { sum: b, count: n }) => {
                 Accumulator::Mean {
                     sum: add_numbers(a, b, ops)?,
-                    count: m + n,
+                    count: m.saturating_add(n),
                 }
             }
             (Accumulator::Min(a), Accumulator::Min(b)) => {
