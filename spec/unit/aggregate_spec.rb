@@ -216,6 +216,8 @@ RSpec.describe "WindowMachines::Aggregate" do
       sums = WindowMachines::TumblingWindows.new(10, aggregate: agg::Sum.new)
       sums.add(:k, 2, cents.new(5))
       expect(sums.flush.to_a.dig(0, 3).n).to eq(5)
+      expect { windows.add(:k, 2, Complex(1, 2)) }.to raise_error(TypeError, "can't convert Complex into Float")
+      expect(state_of(windows)).to eq(before)
       expect(result_of(agg::Mean.new, [[1, 1r], [2, 2r]])).to eql(1.5)
     end
   end

@@ -519,8 +519,18 @@ impl Ops<Held> for RubyOps<'_> {
     }
 
     fn check_mean(&mut self, sum: &Held) -> Result<(), Error> {
-        // What handing the mean over does, with the count at 1.
-        let _: Value = self.ruby.get_inner(*sum).funcall("fdiv", (1,))?;
+        // What handing the mean over does, with the count at 1. A Complex
+        // divides without raising, into a Complex: no Float form either.
+        let sum = self.ruby.get_inner(*sum);
+        let mean: Value = sum.funcall("fdiv", (1,))?;
+        if Float::from_value(mean).is_none() {
+            // SAFETY: the class name is copied out before Ruby runs again.
+            let class = unsafe { sum.classname() }.into_owned();
+            return Err(Error::new(
+                self.ruby.exception_type_error(),
+                format!("can't convert {class} into Float"),
+            ));
+        }
         Ok(())
     }
 }
