@@ -209,7 +209,8 @@ fn kept_changing(ruby: &Ruby) -> Error {
         ruby.exception_runtime_error(),
         format!(
             "the tracker changed during each of {MAX_TRIES} tries to look a key up (its hash or \
-             eql? changes it, or lets another Fiber or Thread do so); nothing was changed"
+             eql?, a field's [] or a custom aggregator changes it, or lets another Fiber or Thread \
+             do so); nothing was changed"
         ),
     )
 }
