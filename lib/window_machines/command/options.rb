@@ -292,20 +292,21 @@ module WindowMachines
 
       # Whether `path` can be written: a file that exists, in place; a new
       # one, or one replaced by renaming another over it (as the state is),
-      # in its directory.
-      # The kernel is asked about the directory as the path names it, so
-      # that one it cannot enter (`missing/../x`) fails here as it would
-      # when the file is opened, not midway through the run.
+      # in its directory. The kernel is asked about that directory as the
+      # path names it, so that one it cannot enter (`missing/../x`) is
+      # refused here, as opening the file would be, not midway through the
+      # run; so is a name ending in a slash, which only a directory has.
       def writable?(path, replaced:)
         return false if File.directory?(path)
         return File.writable?(path) if File.exist?(path) && !replaced
 
-        # A name ending in a slash can only be a directory's.
         target = followed(path)
         return false if target.nil? || target.end_with?(File::SEPARATOR)
 
         directory = File.dirname(target)
         File.directory?(directory) && File.writable?(directory)
+      rescue SystemCallError
+        false
       end
 
       # Whether two paths (or standard input, an IO) name one file, made yet
