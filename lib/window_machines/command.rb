@@ -44,6 +44,9 @@ module WindowMachines
     # @param argv [Array<String>]
     # @return [Integer] the exit status
     def self.main(argv)
+      # Names and paths are read as UTF-8 whatever the locale says: under
+      # LANG=C Ruby hands them over as another encoding.
+      argv = argv.map { |argument| String.new(argument, encoding: Encoding::UTF_8) }
       unreadable = argv.find { |argument| !argument.valid_encoding? }
       return usage_error("#{unreadable.inspect} is not valid UTF-8", USAGE) if unreadable
 

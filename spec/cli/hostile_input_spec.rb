@@ -70,6 +70,22 @@ RSpec.describe "window_machines against hostile input" do
     expect(result.stderr).to include("not valid UTF-8")
   end
 
+  it "reads UTF-8 names and paths whatever the locale, LANG=C included, where Ruby hands them over as another encoding" do
+    dir = Dir.mktmpdir
+    input = File.join(dir, "données.jsonl")
+    File.write(input, %({"ts":1,"clé":"a","é":2}\n))
+    c_locale = { "LANG" => "C", "LC_ALL" => nil, "LC_CTYPE" => nil }
+    result = run_cli("tumbling", "--size", "10", "--key", "clé", "--agg", "sum:é", input,
+                     "--output", File.join(dir, "résultat.jsonl"), env: c_locale)
+    expect(result).to be_success, result.describe
+    expect(File.read(File.join(dir, "résultat.jsonl"))).to eq(%({"clé":"a","start":0,"end":10,"sum_é":2}\n))
+    refused = run_cli("sessions", "--gap", "10", "--key", "\xFF".b, input, env: c_locale)
+    expect(refused.exitstatus).to eq(2), refused.describe
+    expect(refused.stderr).to include("not valid UTF-8")
+  ensure
+    FileUtils.rm_rf(dir)
+  end
+
   describe "lines that are not text" do
     {
       "invalid UTF-8" => %({"ts":1,"x":"\xFF\xFE"}\n).b,

@@ -6,8 +6,10 @@ use std::cmp::Ordering;
 
 use magnus::r_hash::ForEach;
 use magnus::{
-    prelude::*, rb_sys::AsRawValue, value::Opaque, Error, Float, Integer, RHash, RModule, Ruby,
-    Symbol, Value,
+    prelude::*,
+    rb_sys::{AsRawId, AsRawValue},
+    value::Opaque,
+    Error, Float, Integer, RHash, RModule, Ruby, Symbol, Value,
 };
 use rb_sys::{FIX2LONG, FIXNUM_P};
 use window_machines_core::{
@@ -308,12 +310,7 @@ impl RubyAggregation {
                     Some(_) if value.is_nil() => value,
                     Some(field) => {
                         let field = ruby.get_inner(field);
-                        // Straight to the table only for a Hash whose `[]`
-                        // is Hash's: a subclass's or a singleton's own
-                        // (HashWithIndifferentAccess) must be called.
-                        let read = match RHash::from_value(value)
-                            .filter(|_| value.class().as_raw() == ruby.class_hash().as_raw())
-                        {
+                        let read = match plain_hash(ruby, value) {
                             Some(hash) => hash.aref(field)?,
                             None => value.funcall("[]", (field,))?,
                         };
@@ -520,19 +517,32 @@ impl Ops<Held> for RubyOps<'_> {
 
     fn check_mean(&mut self, sum: &Held) -> Result<(), Error> {
         // What handing the mean over does, with the count at 1. A Complex
-        // divides without raising, into a Complex: no Float form either.
+        // divides without raising, into a Complex, which is no Float mean.
         let sum = self.ruby.get_inner(*sum);
         let mean: Value = sum.funcall("fdiv", (1,))?;
         if Float::from_value(mean).is_none() {
             // SAFETY: the class name is copied out before Ruby runs again.
-            let class = unsafe { sum.classname() }.into_owned();
+            let class = unsafe { mean.classname() }.into_owned();
             return Err(Error::new(
                 self.ruby.exception_type_error(),
-                format!("can't convert {class} into Float"),
+                format!("Mean averages into a Float, and this input's mean would be a {class}"),
             ));
         }
         Ok(())
     }
+}
+
+/// `value` if it is a Hash whose `[]` is Hash's own, so that reading its
+/// table is what `value[field]` does: a subclass's `[]`, a singleton's,
+/// or one a module prepended to Hash (HashWithIndifferentAccess, an
+/// indifferent-access patch) must be called instead.
+fn plain_hash(ruby: &Ruby, value: Value) -> Option<RHash> {
+    let hash = RHash::from_value(value)?;
+    let class = ruby.class_hash().as_raw();
+    // SAFETY: Hash is a class and `[]` an interned name; the call looks the
+    // method up without running Ruby code.
+    let basic = unsafe { rb_sys::rb_method_basic_definition_p(class, ruby.intern("[]").as_raw()) };
+    (value.class().as_raw() == class && basic != 0).then_some(hash)
 }
 
 /// A core refusal as the Ruby error.

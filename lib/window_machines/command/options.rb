@@ -43,6 +43,8 @@ module WindowMachines
       # Links followed from one path before giving up, as the kernel does
       # (Linux's MAXSYMLINKS).
       MAX_LINKS = 40
+      # The longest name a directory entry holds (Linux, and most others).
+      NAME_MAX = 255
 
       # @return [Boolean] whether `--help` was asked for
       attr_reader :help
@@ -291,20 +293,24 @@ module WindowMachines
       end
 
       # Whether `path` can be written: a file that exists, in place; a new
-      # one, or one replaced by renaming another over it (as the state is),
-      # in its directory. The kernel is asked about that directory as the
-      # path names it, so that one it cannot enter (`missing/../x`) is
-      # refused here, as opening the file would be, not midway through the
-      # run; so is a name ending in a slash, which only a directory has.
+      # one where its links lead; one replaced by renaming another over it
+      # (as the state is) beside the name as given, since a rename replaces
+      # a link rather than write through it. The kernel is asked about the
+      # directory as the path names it, so that one it cannot enter
+      # (`missing/../x`, or no search permission) is refused here, as
+      # opening the file would be, not midway through the run; so is a name
+      # ending in a slash, which only a directory has, or one longer than a
+      # directory entry holds.
       def writable?(path, replaced:)
         return false if File.directory?(path)
         return File.writable?(path) if File.exist?(path) && !replaced
 
         target = followed(path)
         return false if target.nil? || target.end_with?(File::SEPARATOR)
+        return false if File.basename(target).bytesize > NAME_MAX
 
-        directory = File.dirname(target)
-        File.directory?(directory) && File.writable?(directory)
+        directory = File.dirname(replaced ? path : target)
+        File.directory?(directory) && File.writable?(directory) && File.executable?(directory)
       rescue SystemCallError
         false
       end
