@@ -12,7 +12,9 @@ module WindowMachines
     # @return [Boolean] true if `other` is of the same class with an `eql?`
     #   checkpoint.
     def ==(other)
-      other.instance_of?(self.class) && other.marshal_dump.eql?(marshal_dump)
+      # Itself first, as an Array does: a NaN aggregate is a new Float in
+      # each checkpoint, and NaN is not eql? to NaN.
+      equal?(other) || (other.instance_of?(self.class) && other.marshal_dump.eql?(marshal_dump))
     end
     alias eql? ==
 

@@ -301,6 +301,12 @@ RSpec.describe WindowMachines::TumblingWindows do
       expect(one.dup).to eq(one)
       expect(Marshal.load(Marshal.dump(one))).to eq(one)
     end
+
+    it "is equal to itself holding a NaN aggregate, as an Array holding one is, and so found as a Hash key" do
+      nan = described_class.new(10, aggregate: agg::Sum.new)
+      nan.add(:k, 1, Float::NAN)
+      expect([nan == nan, nan.eql?(nan), { nan => 1 }[nan]]).to eq([true, true, 1])
+    end
   end
 
   describe "checkpoints" do
