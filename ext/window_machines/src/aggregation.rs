@@ -8,7 +8,7 @@ use magnus::r_hash::ForEach;
 use magnus::{
     prelude::*,
     rb_sys::{AsRawId, AsRawValue},
-    value::Opaque,
+    value::{LazyId, Opaque},
     Error, Float, Integer, RHash, RModule, Ruby, Symbol, Value,
 };
 use rb_sys::{FIX2LONG, FIXNUM_P};
@@ -537,12 +537,17 @@ impl Ops<Held> for RubyOps<'_> {
 /// or one a module prepended to Hash (HashWithIndifferentAccess, an
 /// indifferent-access patch) must be called instead.
 fn plain_hash(ruby: &Ruby, value: Value) -> Option<RHash> {
+    static AREF: LazyId = LazyId::new("[]");
     let hash = RHash::from_value(value)?;
     let class = ruby.class_hash().as_raw();
+    if value.class().as_raw() != class {
+        return None;
+    }
+    let aref = LazyId::get_inner_with(&AREF, ruby).as_raw();
     // SAFETY: Hash is a class and `[]` an interned name; the call looks the
     // method up without running Ruby code.
-    let basic = unsafe { rb_sys::rb_method_basic_definition_p(class, ruby.intern("[]").as_raw()) };
-    (value.class().as_raw() == class && basic != 0).then_some(hash)
+    let basic = unsafe { rb_sys::rb_method_basic_definition_p(class, aref) };
+    (basic != 0).then_some(hash)
 }
 
 /// A core refusal as the Ruby error.
