@@ -179,12 +179,22 @@ RSpec.describe WindowMachines::SessionWindows do
     expect(restored.flush.to_a).to eq(expected)
     expect(marshalled.flush.to_a).to eq(expected)
     expect([restored.max_sessions, restored.gap, restored.grace]).to eq([10, 5, 10])
-    bad = tracker.to_h.merge(windows: [["ana", 1, 3, [1, [[1, "/"]], [1, "/"]]], ["ana", 6, 9, [1, [[6, "/"]], [6, "/"]]]])
+    bad = tracker.to_h.merge(windows: [["ana", 1, 3, [2, [[1, "/"], [3, "/"]], [3, "/"]]],
+                                       ["ana", 6, 9, [2, [[6, "/"], [9, "/"]], [9, "/"]]]])
     expect { described_class.from_h(bad, aggregate: aggregate) }.to raise_error(WindowMachines::ArgumentError, /more than the gap/)
-    ahead = tracker.to_h.merge(time: 12, windows: [["ana", 1, 13, [2, [[1, "/"]], [1, "/"]]]])
+    ahead = tracker.to_h.merge(time: 12, windows: [["ana", 1, 13, [2, [[1, "/"], [13, "/"]], [13, "/"]]]])
     expect { described_class.from_h(ahead, aggregate: aggregate) }
       .to raise_error(WindowMachines::ArgumentError, /held at 13 is after the stream time 12/)
     empty = tracker.to_h.merge(windows: [["ana", 1, 3, [0, [], nil]]])
     expect { described_class.from_h(empty, aggregate: aggregate) }.to raise_error(WindowMachines::ArgumentError, /count none/)
+    # Both ends of a session are events: inserts cannot build one that lacks either.
+    [[1, [[1, "/"], [3, "/"]], [3, "/"]], [2, [[2, "/"], [3, "/"]], [3, "/"]], [2, [[1, "/"], [3, "/"]], [2, "/"]]]
+      .each do |accs|
+        lacking = tracker.to_h.merge(windows: [["ana", 1, 3, accs]])
+        expect { described_class.from_h(lacking, aggregate: aggregate) }
+          .to raise_error(WindowMachines::ArgumentError, /lack an event at either end/)
+      end
+    one = tracker.to_h.merge(windows: [["ana", 3, 3, [1, [[3, "/"]], [3, "/"]]]])
+    expect(described_class.from_h(one, aggregate: aggregate).current("ana")).to eq([[3, 3, { "n" => 1, "paths" => ["/"], "last" => "/" }]])
   end
 end

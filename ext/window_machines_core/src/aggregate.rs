@@ -751,6 +751,28 @@ impl Aggregation {
                 acc.kind() == part.kind && acc.fits(first, last) && !holds_no_event(acc, part)
             })
     }
+
+    /// Whether restored `accs` could be a session's from `first` to
+    /// `last`: as [`Aggregation::fits`], and with an event at each end
+    /// (both ends are event times), where an aggregator marks every event:
+    /// a `First` at `first`, a `Last` at `last`, a `Collect` from one to
+    /// the other, a `Count` without a field of one event per end at least.
+    #[must_use]
+    pub fn fits_session<V: Clone>(&self, accs: &[Accumulator<V>], first: u64, last: u64) -> bool {
+        let at = |held: &Option<Stamped<V>>| held.as_ref().map(|held| held.timestamp);
+        let ends = if first < last { 2 } else { 1 };
+        self.fits(accs, first, last)
+            && accs.iter().zip(&self.parts).all(|(acc, part)| match acc {
+                Accumulator::Count(count) => part.reads_field || *count >= ends,
+                Accumulator::Collect(inputs) => {
+                    inputs.first().map(|held| held.timestamp) == Some(first)
+                        && inputs.last().map(|held| held.timestamp) == Some(last)
+                }
+                Accumulator::First(held) => at(held) == Some(first),
+                Accumulator::Last(held) => at(held) == Some(last),
+                _ => true,
+            })
+    }
 }
 
 /// An [`Ops`] for steps known not to need the host: every call is a bug.

@@ -205,7 +205,7 @@ impl fmt::Display for Error {
             Error::BadAccumulators { start } => write!(
                 f,
                 "the aggregates of the window at {start} do not match the aggregators, \
-                 hold events outside it, or count none"
+                 hold events outside it, count none, or (a session's) lack an event at either end"
             ),
             Error::TooManySpans { count, limit } => write!(
                 f,

@@ -399,7 +399,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for SessionWindows<K, V> {
             // Only panes of hopping windows name a first window.
             return Err(Error::MisalignedWindow { start: first });
         }
-        if !self.aggregation.fits(&accs, first, last) {
+        if !self.aggregation.fits_session(&accs, first, last) {
             return Err(Error::BadAccumulators { start: first });
         }
         let slot = self
