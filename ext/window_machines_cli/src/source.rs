@@ -76,20 +76,36 @@ impl Lines {
             },
         );
         let gzip = buffered.fill_buf()?.starts_with(&GZIP_MAGIC);
-        let reader: Box<dyn Read> = if gzip {
-            Box::new(GzipMembers::new(buffered))
-        } else {
-            Box::new(buffered)
-        };
-        Ok(Lines::reading(reader, CHUNK, Some(count)))
+        if gzip {
+            let reader = Box::new(GzipMembers::new(buffered));
+            return Ok(Lines::reading(reader, CHUNK, Some(count), &[]));
+        }
+        // Plain text is read straight into the lines' buffer, from what the
+        // look at its first bytes read on: through the BufReader, every
+        // byte of the input was copied once more.
+        let read = buffered.buffer().to_vec();
+        Ok(Lines::reading(
+            Box::new(buffered.into_inner()),
+            CHUNK,
+            Some(count),
+            &read,
+        ))
     }
 
-    fn reading(reader: Box<dyn Read>, chunk: usize, compressed: Option<Arc<AtomicU64>>) -> Lines {
+    /// Lines from `reader`, which `read` was already read from.
+    fn reading(
+        reader: Box<dyn Read>,
+        chunk: usize,
+        compressed: Option<Arc<AtomicU64>>,
+        read: &[u8],
+    ) -> Lines {
+        let mut buffer = vec![0; chunk.max(read.len())];
+        buffer[..read.len()].copy_from_slice(read);
         Lines {
             reader,
-            buffer: vec![0; chunk],
+            buffer,
             start: 0,
-            end: 0,
+            end: read.len(),
             eof: false,
             offset: 0,
             line: 0,
@@ -231,7 +247,7 @@ mod tests {
     use super::*;
 
     fn lines_of(bytes: &[u8]) -> Lines {
-        Lines::reading(Box::new(io::Cursor::new(bytes.to_vec())), 4, None)
+        Lines::reading(Box::new(io::Cursor::new(bytes.to_vec())), 4, None, &[])
     }
 
     fn text(lines: &mut Lines) -> Option<Vec<u8>> {
