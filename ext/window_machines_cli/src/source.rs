@@ -80,9 +80,9 @@ impl Lines {
             let reader = Box::new(GzipMembers::new(buffered));
             return Ok(Lines::reading(reader, CHUNK, Some(count), &[]));
         }
-        // Plain text is read straight into the lines' buffer, from what the
-        // look at its first bytes read on: through the BufReader, every
-        // byte of the input was copied once more.
+        // Plain text goes straight into the lines' buffer, starting with
+        // what the look at its first bytes read: through the BufReader,
+        // every byte of the input was copied once more.
         let read = buffered.buffer().to_vec();
         Ok(Lines::reading(
             Box::new(buffered.into_inner()),
