@@ -293,6 +293,22 @@ RSpec.describe "window_machines input and output formats" do
     it "recognises gzipped standard input" do
       expect(run_ok(*sessions_ms_args, stdin: gzip(fixture_text("sessions_ms.jsonl"))).stdout).to eq(sessions_ms_output)
     end
+
+    it "recognises gzip on a pipe that gives its first byte alone (a slow writer)" do
+      bytes = gzip(fixture_text("sessions_ms.jsonl"))
+      written = +""
+      status = stream_cli(*sessions_ms_args) do |input, output|
+        input.binmode
+        input.write(bytes[0])
+        input.flush
+        sleep 0.3 # the command reads that byte alone
+        input.write(bytes[1..])
+        input.close
+        written << output.read
+      end
+      expect(status).to be_success
+      expect(written).to eq(sessions_ms_output)
+    end
   end
 
   describe "standard input and several files" do

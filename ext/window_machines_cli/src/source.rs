@@ -2,7 +2,7 @@
 //! with where each ends, so a resumed run can skip what was consumed.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufReader, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -68,24 +68,27 @@ impl Lines {
             Some(path) => Box::new(File::open(path)?),
             None => Box::new(io::stdin()),
         };
-        let mut buffered = BufReader::with_capacity(
-            CHUNK,
-            Counting {
-                inner: raw,
-                count: Arc::clone(&count),
-            },
-        );
-        let gzip = buffered.fill_buf()?.starts_with(&GZIP_MAGIC);
-        if gzip {
-            let reader = Box::new(GzipMembers::new(buffered));
-            return Ok(Lines::reading(reader, CHUNK, Some(count), &[]));
+        let mut counting = Counting {
+            inner: raw,
+            count: Arc::clone(&count),
+        };
+        // A pipe may give the first bytes one at a time (a slow writer):
+        // enough of them to tell gzip by its magic, whatever each read gives.
+        let read = read_at_least(&mut counting, GZIP_MAGIC.len())?;
+        if read.starts_with(&GZIP_MAGIC) {
+            let whole = BufReader::with_capacity(CHUNK, io::Cursor::new(read).chain(counting));
+            return Ok(Lines::reading(
+                Box::new(GzipMembers::new(whole)),
+                CHUNK,
+                Some(count),
+                &[],
+            ));
         }
         // Plain text goes straight into the lines' buffer, starting with
-        // what the look at its first bytes read: through the BufReader,
-        // every byte of the input was copied once more.
-        let read = buffered.buffer().to_vec();
+        // what was read to look at it: a BufReader would copy every byte of
+        // the input once more.
         Ok(Lines::reading(
-            Box::new(buffered.into_inner()),
+            Box::new(counting),
             CHUNK,
             Some(count),
             &read,
@@ -240,6 +243,23 @@ impl Lines {
         self.crc = None;
         self
     }
+}
+
+/// What `reader` gives until it has given `wanted` bytes or ended, read
+/// in one chunk's room.
+fn read_at_least(reader: &mut impl Read, wanted: usize) -> io::Result<Vec<u8>> {
+    let mut read = vec![0; CHUNK];
+    let mut len = 0;
+    while len < wanted {
+        match reader.read(&mut read[len..]) {
+            Ok(0) => break,
+            Ok(more) => len += more,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    read.truncate(len);
+    Ok(read)
 }
 
 #[cfg(test)]
