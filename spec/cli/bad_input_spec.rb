@@ -299,17 +299,14 @@ RSpec.describe "window_machines bad input and bad usage" do
 
     it "refuses, as a user without the permissions, a directory it may write but not search, and a state link " \
        "in a directory it may not write (a rename replaces the link, beside it)" do
-      skip "setpriv is needed to run the command as nobody" if Process.uid.zero? && !system("command -v setpriv > /dev/null")
-      unprivileged = Process.uid.zero? ? %w[setpriv --reuid=65534 --regid=65534 --clear-groups] : []
       File.chmod(0o777, @dir)
       File.write(File.join(@dir, "in.jsonl"), File.read(file))
       %w[nox ro w].each { |name| Dir.mkdir(File.join(@dir, name)) }
       File.symlink("../w/st", File.join(@dir, "ro/st"))
       { "nox" => 0o222, "ro" => 0o555, "w" => 0o777 }.each { |name, mode| File.chmod(mode, File.join(@dir, name)) }
       [%w[--late nox/late.jsonl], %w[--state ro/st]].each do |option, path|
-        _, stderr, status = Open3.capture3(*unprivileged, *command_line("sessions", "--quiet", "--gap", "10",
-                                                                          "--output", "out.jsonl", option, path,
-                                                                          "in.jsonl"), chdir: @dir)
+        stderr, status = unprivileged_cli("sessions", "--quiet", "--gap", "10", "--output", "out.jsonl",
+                                          option, path, "in.jsonl", chdir: @dir)
         expect(status.exitstatus).to eq(2), "#{status.inspect} #{stderr}"
         expect(stderr).to include("#{path} (cannot write there)")
         expect(File).not_to exist(File.join(@dir, "out.jsonl"))

@@ -109,6 +109,25 @@ module WindowMachinesSpec
       end
     end
 
+    # Runs the command as an unprivileged user (nobody, when the suite runs
+    # as root, which every permission lets through) and returns its
+    # standard error and Process::Status.
+    def unprivileged_cli(*args, chdir:)
+      reader, writer = IO.pipe
+      pid = fork do
+        reader.close
+        if Process.uid.zero?
+          Process::GID.change_privilege(65_534)
+          Process::UID.change_privilege(65_534)
+        end
+        exec(ENV_FOR_CHILD, *command_line(*args), chdir: chdir, in: File::NULL, out: File::NULL, err: writer)
+      end
+      writer.close
+      stderr = reader.read.force_encoding(Encoding::UTF_8)
+      reader.close
+      [stderr, Process.wait2(pid).last]
+    end
+
     # Starts the command in the background with its output streams sent to
     # files (or File::NULL) and returns its pid; the caller waits for it.
     def spawn_cli(*args, out: File::NULL, err: File::NULL, stdin: File::NULL)

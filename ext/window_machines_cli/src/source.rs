@@ -81,34 +81,31 @@ impl Lines {
                 Box::new(GzipMembers::new(whole)),
                 CHUNK,
                 Some(count),
-                &[],
+                Vec::new(),
             ));
         }
         // Plain text goes straight into the lines' buffer, starting with
         // what was read to look at it: a BufReader would copy every byte of
         // the input once more.
-        Ok(Lines::reading(
-            Box::new(counting),
-            CHUNK,
-            Some(count),
-            &read,
-        ))
+        Ok(Lines::reading(Box::new(counting), CHUNK, Some(count), read))
     }
 
-    /// Lines from `reader`, which `read` was already read from.
+    /// Lines from `reader`, which `read` was already read from: it becomes
+    /// the start of the buffer.
     fn reading(
         reader: Box<dyn Read>,
         chunk: usize,
         compressed: Option<Arc<AtomicU64>>,
-        read: &[u8],
+        read: Vec<u8>,
     ) -> Lines {
-        let mut buffer = vec![0; chunk.max(read.len())];
-        buffer[..read.len()].copy_from_slice(read);
+        let end = read.len();
+        let mut buffer = read;
+        buffer.resize(chunk.max(end), 0);
         Lines {
             reader,
             buffer,
             start: 0,
-            end: read.len(),
+            end,
             eof: false,
             offset: 0,
             line: 0,
@@ -267,7 +264,12 @@ mod tests {
     use super::*;
 
     fn lines_of(bytes: &[u8]) -> Lines {
-        Lines::reading(Box::new(io::Cursor::new(bytes.to_vec())), 4, None, &[])
+        Lines::reading(
+            Box::new(io::Cursor::new(bytes.to_vec())),
+            4,
+            None,
+            Vec::new(),
+        )
     }
 
     fn text(lines: &mut Lines) -> Option<Vec<u8>> {
