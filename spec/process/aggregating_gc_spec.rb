@@ -53,6 +53,10 @@ RSpec.describe "Aggregating windows holding Ruby objects under GC" do
         expect_intact(result, "handover")
         expect(result[:sizes]).to include(after_flush: 0)
       end
+
+      it "keeps fresh keys of a tracker that only counts across minor GCs, GC.stress and compaction" do
+        expect_intact(@results.fetch(:counts_only).fetch(kind), "counts only")
+      end
     end
   end
 end

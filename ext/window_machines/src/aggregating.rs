@@ -174,13 +174,14 @@ impl<T: Aggregating<Held, Held>> HoldsObjects for State<T> {
                 acc.each_object(&mut |object| f(*object));
             }
         };
-        self.tracker.each_held(&mut |_, accs| each_acc(accs));
+        // Restored accumulators are checked to be of the aggregation's kinds.
+        if self.tracker.aggregation().may_hold_objects() {
+            self.tracker.each_held(&mut |_, accs| each_acc(accs));
+        }
         for (_, accs) in &self.in_flight {
             each_acc(accs);
         }
-        let mut keys = Vec::new();
-        self.tracker.each_key(&mut |key| keys.push(*key));
-        keys.into_iter().for_each(f);
+        self.tracker.each_key(&mut |key| f(*key));
     }
 }
 

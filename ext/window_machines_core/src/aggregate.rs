@@ -566,6 +566,14 @@ impl Aggregation {
         &self.parts
     }
 
+    /// Whether its accumulators may hold host objects: all but counts can
+    /// (a Bignum sum, a kept input, a custom accumulator), so a host that
+    /// marks what a tracker holds can skip walking counts.
+    #[must_use]
+    pub fn may_hold_objects(&self) -> bool {
+        self.parts.iter().any(|part| part.kind != Kind::Count)
+    }
+
     /// Whether any part needs `merge` (custom ones run the host's).
     #[must_use]
     pub fn has_custom(&self) -> bool {
@@ -846,6 +854,28 @@ mod tests {
         }
         let custom = Aggregation::new(vec![part(Kind::Count), part(Kind::Custom)]);
         assert!(custom.fresh_needs_ops(&[Input::<u8>::Nil, Input::Nil]));
+    }
+
+    #[test]
+    fn only_counts_never_hold_host_objects() {
+        let counts = Aggregation::new(vec![part(Kind::Count), part(Kind::Count)]);
+        assert!(!counts.may_hold_objects());
+        let mut count = Accumulator::initial(part(Kind::Count), 0, &mut NoOps).unwrap();
+        add(&mut count, Kind::Count, 1, Input::Object(1_u8));
+        assert!(!count.holds_objects());
+        for kind in [
+            Kind::Sum,
+            Kind::Min,
+            Kind::Max,
+            Kind::Mean,
+            Kind::Collect,
+            Kind::First,
+            Kind::Last,
+            Kind::Custom,
+        ] {
+            let aggregation = Aggregation::new(vec![part(Kind::Count), part(kind)]);
+            assert!(aggregation.may_hold_objects(), "{kind:?}");
+        }
     }
 
     #[test]
