@@ -61,6 +61,11 @@ pub struct ClosingQueue<E> {
     buckets: BTreeMap<u64, Bucket<E>>,
     len: usize,
     shift: u32,
+    /// The memory of the last bucket handed over, emptied, for the next
+    /// one made. Buckets come and go one by one (a minute's windows each);
+    /// each grew from nothing by doubling, and freeing one that large made
+    /// the allocator sort through every small block freed since.
+    spare: SmallVec<[E; 1]>,
 }
 
 impl<E> Default for ClosingQueue<E> {
@@ -78,16 +83,20 @@ impl<E> ClosingQueue<E> {
             buckets: BTreeMap::new(),
             len: 0,
             shift: shift.min(63),
+            spare: SmallVec::new(),
         }
     }
 
     /// Files `entry` as closing from `at`.
     pub fn push(&mut self, at: u64, entry: E) {
-        let bucket = self.buckets.entry(at >> self.shift).or_insert(Bucket {
-            entries: SmallVec::new(),
-            next: 0,
-            sorted_to: 0,
-        });
+        let bucket = self
+            .buckets
+            .entry(at >> self.shift)
+            .or_insert_with(|| Bucket {
+                entries: std::mem::take(&mut self.spare),
+                next: 0,
+                sorted_to: 0,
+            });
         bucket.entries.push(entry);
         if bucket.entries.len() - bucket.next == 1 {
             bucket.sorted_to = bucket.entries.len();
@@ -140,8 +149,21 @@ impl<E> ClosingQueue<E> {
                     }
                 }
             }
-            due.remove();
+            let emptied = due.remove();
+            self.keep_spare(emptied);
         }
+    }
+
+    /// Keeps `bucket`'s memory for the next bucket, while anything is
+    /// queued.
+    fn keep_spare(&mut self, bucket: Bucket<E>) {
+        let mut entries = bucket.entries;
+        entries.clear();
+        self.spare = if self.len == 0 {
+            SmallVec::new()
+        } else {
+            entries
+        };
     }
 
     /// Removes the entry [`ClosingQueue::peek_closed`] returned.
@@ -151,7 +173,8 @@ impl<E> ClosingQueue<E> {
             bucket.next += 1;
             self.len = self.len.saturating_sub(1);
             if bucket.next >= bucket.entries.len() {
-                first.remove();
+                let emptied = first.remove();
+                self.keep_spare(emptied);
             }
         }
     }
@@ -186,7 +209,8 @@ impl<E> ClosingQueue<E> {
         self.buckets
             .values()
             .map(|bucket| spilled_bytes(&bucket.entries) + node)
-            .sum()
+            .sum::<usize>()
+            + spilled_bytes(&self.spare)
     }
 }
 
@@ -249,6 +273,35 @@ mod tests {
             .collect();
         assert_eq!(decided, (0..count).collect::<Vec<_>>());
         assert_eq!(named.into_inner(), expected);
+    }
+
+    #[test]
+    fn a_bucket_handed_over_lends_its_memory_to_the_next_until_the_queue_empties() {
+        // Buckets of 16 ticks, each of 1,000 entries.
+        let mut queue = ClosingQueue::new(4);
+        let fill = |queue: &mut ClosingQueue<u64>, bucket: u64| {
+            (0..1_000).for_each(|n| queue.push(bucket * 16 + n % 16, bucket * 16 + n % 16));
+        };
+        fill(&mut queue, 0);
+        fill(&mut queue, 1);
+        assert_eq!(take_due(&mut queue, 15, &[]).len(), 1_000);
+        let kept = queue.spare.capacity();
+        assert!(kept >= 1_000);
+        let held = queue.heap_bytes();
+        fill(&mut queue, 2);
+        assert_eq!(queue.spare.capacity(), 1, "the next bucket took it");
+        let node = std::mem::size_of::<(u64, Bucket<u64>)>();
+        assert_eq!(
+            queue.heap_bytes(),
+            held + node,
+            "no more than one more bucket's node"
+        );
+        let mut taken = take_due(&mut queue, 47, &[]);
+        assert_eq!(taken.len(), 2_000);
+        assert!(taken.windows(2).all(|pair| pair[0] <= pair[1]));
+        taken.dedup();
+        assert_eq!(taken, (16..48).collect::<Vec<_>>());
+        assert_eq!(queue.heap_bytes(), 0, "nothing kept once nothing is queued");
     }
 
     #[test]

@@ -6,26 +6,43 @@
 use std::mem::size_of;
 use std::ops::{Deref, DerefMut};
 
-/// Items in order. One is kept inline; more go to the heap, where the
-/// first is taken out in constant time: a taken item is left behind,
-/// emptied, until the taken ones are half of what is kept, and then all
-/// are dropped at once. A key holding thousands of sessions (a long lag, a
-/// short gap) so pays no shift of all of them for each one handed over.
-/// An item with spare values in its own layout (an enum's tag) leaves room
-/// for the other variants: a `FrontVec` of accumulators is no bigger than
-/// one accumulator.
+use thin_vec::ThinVec;
+
+/// Items in order. One is kept inline; more go to the heap, in one
+/// allocation (its length and capacity at its head), where the first is
+/// taken out in constant time: a taken item is left behind, emptied, until
+/// the taken ones are half of what is kept, and then all are dropped at
+/// once. A key holding thousands of sessions (a long lag, a short gap) so
+/// pays no shift of all of them for each one handed over. An item with
+/// spare values in its own layout (an enum's tag) leaves room for the
+/// other variants: a `FrontVec` of accumulators is no bigger than one
+/// accumulator.
+///
+/// Two or more items once took two allocations (a box holding a `Vec`),
+/// and reading them followed two pointers.
 #[derive(Debug, Clone, Default)]
 pub(crate) enum FrontVec<T> {
     #[default]
     Empty,
     One(T),
-    Many(Box<Spilled<T>>),
+    Many(Spilled<T>),
+}
+
+/// The heap memory a [`FrontVec`] of two items or more keeps them in,
+/// which [`FrontVec::drain_into`] hands back emptied, for
+/// [`FrontVec::from_iter_in`] to reuse.
+pub(crate) type Buffer<T> = ThinVec<T>;
+
+/// Bytes of heap `buffer` keeps, not counting what its items own.
+pub(crate) fn buffer_bytes<T>(buffer: &Buffer<T>) -> usize {
+    // The head: a length and a capacity.
+    2 * size_of::<usize>() + buffer.capacity() * size_of::<T>()
 }
 
 /// The heap part of a [`FrontVec`]: always two items or more from `from`.
 #[derive(Debug, Clone)]
 pub(crate) struct Spilled<T> {
-    items: Vec<T>,
+    items: ThinVec<T>,
     /// The items before it were taken out.
     from: usize,
 }
@@ -47,15 +64,8 @@ impl<T> FrontVec<T> {
         }
     }
 
-    pub(crate) fn from_vec(mut items: Vec<T>) -> Self {
-        match items.len() {
-            0 => FrontVec::Empty,
-            1 => items.pop().map_or(FrontVec::Empty, FrontVec::One),
-            _ => {
-                items.shrink_to_fit();
-                FrontVec::Many(Box::new(Spilled { items, from: 0 }))
-            }
-        }
+    pub(crate) fn from_vec(items: Vec<T>) -> Self {
+        items.into_iter().collect()
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -85,10 +95,10 @@ impl<T> FrontVec<T> {
                 let FrontVec::One(held) = std::mem::take(self) else {
                     return;
                 };
-                let mut items = Vec::with_capacity(2);
+                let mut items = ThinVec::with_capacity(2);
                 items.push(held);
                 items.insert(index.min(1), item);
-                *self = FrontVec::Many(Box::new(Spilled { items, from: 0 }));
+                *self = FrontVec::Many(Spilled { items, from: 0 });
             }
             FrontVec::Many(spilled) => {
                 // Room left by taken items is used before the heap grows.
@@ -101,12 +111,22 @@ impl<T> FrontVec<T> {
         }
     }
 
+    /// Asks the CPU to start loading the first `items` kept on the heap, if
+    /// any, with the length and capacity at their head. The caller says how
+    /// many: the length is in that head, and reading it would wait for the
+    /// load this starts.
+    pub(crate) fn prefetch_heap(&self, items: usize) {
+        if let FrontVec::Many(spilled) = self {
+            let head = 2 * size_of::<usize>();
+            let start = spilled.items.as_ptr().cast::<u8>().wrapping_sub(head);
+            crate::key_slots::prefetch_bytes(start, head + items * size_of::<T>());
+        }
+    }
+
     /// Heap memory kept, not counting what the items own.
     pub(crate) fn heap_bytes(&self) -> usize {
         match self {
-            FrontVec::Many(spilled) => {
-                size_of::<Spilled<T>>() + spilled.items.capacity() * size_of::<T>()
-            }
+            FrontVec::Many(spilled) => buffer_bytes(&spilled.items),
             _ => 0,
         }
     }
@@ -166,10 +186,13 @@ impl<T> DerefMut for FrontVec<T> {
     }
 }
 
-impl<T> FromIterator<T> for FrontVec<T> {
-    /// One item (a window's one accumulator) is kept without touching the
-    /// heap: a `Vec` made and freed for it cost every window opened.
-    fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
+impl<T> FrontVec<T> {
+    /// `items`, kept in `buffer` (emptied by [`FrontVec::drain_into`]) if
+    /// there are two or more, where `buffer` gives one.
+    pub(crate) fn from_iter_in(
+        items: impl IntoIterator<Item = T>,
+        buffer: impl FnOnce() -> Option<Buffer<T>>,
+    ) -> Self {
         let mut items = items.into_iter();
         let Some(first) = items.next() else {
             return FrontVec::Empty;
@@ -177,10 +200,40 @@ impl<T> FromIterator<T> for FrontVec<T> {
         let Some(second) = items.next() else {
             return FrontVec::One(first);
         };
-        let mut all = Vec::with_capacity(2 + items.size_hint().0);
+        let mut all = buffer().unwrap_or_else(|| ThinVec::with_capacity(2 + items.size_hint().0));
+        all.clear();
         all.extend([first, second]);
         all.extend(items);
-        FrontVec::from_vec(all)
+        all.shrink_to_fit();
+        FrontVec::Many(Spilled {
+            items: all,
+            from: 0,
+        })
+    }
+
+    /// Moves the items, in order, to the end of `into`, and hands back the
+    /// heap buffer they were kept in, emptied, if there was one.
+    pub(crate) fn drain_into(self, into: &mut impl Extend<T>) -> Option<Buffer<T>> {
+        match self {
+            FrontVec::Empty => None,
+            FrontVec::One(item) => {
+                into.extend(Some(item));
+                None
+            }
+            FrontVec::Many(Spilled { mut items, from }) => {
+                items.drain(..from);
+                into.extend(items.drain(..));
+                Some(items)
+            }
+        }
+    }
+}
+
+impl<T> FromIterator<T> for FrontVec<T> {
+    /// One item (a window's one accumulator) is kept without touching the
+    /// heap: a `Vec` made and freed for it cost every window opened.
+    fn from_iter<I: IntoIterator<Item = T>>(items: I) -> Self {
+        FrontVec::from_iter_in(items, || None)
     }
 }
 
@@ -195,7 +248,7 @@ impl<T> IntoIterator for FrontVec<T> {
             FrontVec::Empty => IntoIter::Inline(None.into_iter()),
             FrontVec::One(item) => IntoIter::Inline(Some(item).into_iter()),
             FrontVec::Many(spilled) => {
-                let Spilled { mut items, from } = *spilled;
+                let Spilled { mut items, from } = spilled;
                 items.drain(..from);
                 IntoIter::Spilled(items.into_iter())
             }
@@ -206,7 +259,7 @@ impl<T> IntoIterator for FrontVec<T> {
 /// The iterator of a [`FrontVec`] taken apart.
 pub(crate) enum IntoIter<T> {
     Inline(std::option::IntoIter<T>),
-    Spilled(std::vec::IntoIter<T>),
+    Spilled(thin_vec::IntoIter<T>),
 }
 
 impl<T> Iterator for IntoIter<T> {
@@ -284,6 +337,25 @@ mod tests {
                 assert_eq!(matches!(collected, FrontVec::Many(_)), model.len() > 1);
             }
         }
+    }
+
+    #[test]
+    fn hands_its_heap_buffer_back_for_the_next_to_reuse() {
+        let mut moved = Vec::new();
+        let mut three = FrontVec::from_vec(vec![0_u64, 1, 2, 3]);
+        three.remove(0);
+        let buffer = three
+            .drain_into(&mut moved)
+            .expect("three items are on the heap");
+        assert_eq!(moved, [1, 2, 3]);
+        assert!(buffer.is_empty());
+        let memory = buffer.as_ptr();
+        let reused = FrontVec::from_iter_in([4_u64, 5], || Some(buffer));
+        assert_eq!(reused.as_slice(), [4, 5]);
+        assert_eq!(reused.as_ptr(), memory);
+        let one = FrontVec::from_iter_in([6_u64], || panic!("one item needs no buffer"));
+        assert!(one.drain_into(&mut moved).is_none());
+        assert_eq!(moved, [1, 2, 3, 6]);
     }
 
     #[test]

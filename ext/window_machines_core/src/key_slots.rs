@@ -341,11 +341,16 @@ impl<K, S> KeySlots<K, S> {
 /// Asks the CPU to start loading `value` into its caches: every cache line
 /// it spans, since a key's entry (its key, hash and state) is read whole.
 pub(crate) fn prefetch<T>(value: &T) {
+    prefetch_bytes(std::ptr::from_ref(value).cast(), std::mem::size_of::<T>());
+}
+
+/// Asks the CPU to start loading every cache line of the `len` bytes from
+/// `start`, which need not be valid.
+pub(crate) fn prefetch_bytes(start: *const u8, len: usize) {
     const LINE: usize = 64;
-    let start: *const u8 = std::ptr::from_ref(value).cast();
     let offset = start.addr() % LINE;
     let mut line = 0;
-    while line < offset + std::mem::size_of::<T>() {
+    while line < offset + len {
         prefetch_address(start.wrapping_add(line).wrapping_sub(offset));
         line += LINE;
     }

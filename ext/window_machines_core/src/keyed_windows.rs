@@ -20,7 +20,7 @@
 
 use std::collections::btree_map::{self, BTreeMap};
 
-use crate::front_vec::FrontVec;
+use crate::front_vec::{buffer_bytes, Buffer, FrontVec};
 
 use crate::aggregate::{Accumulator, Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
@@ -195,6 +195,11 @@ struct Part<V> {
 /// Parts a key keeps in a sorted `Vec`; more go to an ordered map.
 const FEW_PARTS: usize = 32;
 
+/// How many windows ahead of a hand-over the heap accumulators of one are
+/// loaded: nearer than the closing queue loads keys' entries (16), which
+/// say where the accumulators are.
+const ACCS_AHEAD: usize = 8;
+
 /// A key's parts, by pane, and within a pane in the order they were made
 /// (see `newest_in_pane`). Two parts of a pane may come to share a `from`
 /// when a hand-over moves the earlier one on; they stay apart. Most keys
@@ -294,6 +299,14 @@ impl<V> KeyParts<V> {
 
     fn first(&self) -> Option<&Part<V>> {
         self.parts().next()
+    }
+
+    /// Starts loading the `accs` accumulators of the first part, the one a
+    /// hand-over reads, where they are on the heap (two or more).
+    fn prefetch_first_accs(&self, accs: usize) {
+        if let Some(part) = self.first() {
+            part.accs.prefetch_heap(accs);
+        }
     }
 
     fn back(&self) -> Option<&Part<V>> {
@@ -513,7 +526,17 @@ pub struct KeyedWindows<K, V> {
     closing: ClosingQueue<Due>,
     parts: usize,
     late_count: u64,
+    /// Heap buffers of accumulators (two or more a part) that windows
+    /// handed over left, for parts opened next: a window otherwise
+    /// allocated and freed one. As many as [`SPARE_BUFFERS`] or the parts
+    /// held, whichever is more, since windows close in bursts (all of a
+    /// minute's at once) and open one by one.
+    spare_accs: Vec<Buffer<Accumulator<V>>>,
 }
+
+/// Emptied accumulator buffers a tracker may keep for reuse whatever it
+/// holds: about 80 KiB for two accumulators.
+const SPARE_BUFFERS: usize = 1024;
 
 impl<K, V> KeyLookup for KeyedWindows<K, V> {
     type Key = K;
@@ -546,6 +569,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             closing: ClosingQueue::default(),
             parts: 0,
             late_count: 0,
+            spare_accs: Vec::new(),
         }
     }
 
@@ -641,6 +665,35 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         Ok(slot)
     }
 
+    /// Starts loading the heap accumulators (two or more) of the window
+    /// [`ACCS_AHEAD`] after the next to close: its key's entry, loaded
+    /// further ahead already, says where they are. Read first at its
+    /// hand-over, they were half of what handing over a window that counts
+    /// and sums cost at a million keys.
+    fn prefetch_accs_ahead(&self) {
+        let accs = self.aggregation.parts().len();
+        if accs < 2 {
+            return;
+        }
+        if let Some(due) = self.closing.upcoming().nth(ACCS_AHEAD) {
+            if let Some(parts) = self.keys.state(due.slot) {
+                parts.prefetch_first_accs(accs);
+            }
+        }
+    }
+
+    /// Frees the spare accumulator buffers beyond what may be kept, as
+    /// parts are handed over.
+    fn trim_spare_accs(&mut self) {
+        let spare = SPARE_BUFFERS.max(self.parts);
+        if self.spare_accs.len() > spare {
+            self.spare_accs.truncate(spare);
+            if self.spare_accs.capacity() > 2 * spare {
+                self.spare_accs.shrink_to(spare);
+            }
+        }
+    }
+
     /// Files the key at `slot` as next closing at `at`.
     fn push_due(&mut self, at: u64, slot: KeySlot) {
         let seen = self.keys.seen(slot).unwrap_or_default();
@@ -678,7 +731,13 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         {
             let part = parts.pop_front()?;
             self.parts -= 1;
-            accs.get_or_insert_with(|| part.accs.into_iter().collect());
+            if accs.is_none() {
+                let mut moved = Accumulators::new();
+                if let Some(buffer) = part.accs.drain_into(&mut moved) {
+                    self.spare_accs.push(buffer);
+                }
+                accs = Some(moved);
+            }
         }
         for part in parts.parts_mut() {
             if shape.first_window(part.start) > start {
@@ -699,6 +758,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             }
             None => self.keys.release(slot)?.0,
         };
+        self.trim_spare_accs();
         if self.closing.is_mostly_stale(self.keys.len()) {
             let live = self.live_entries();
             self.closing.rebuild(live);
@@ -753,7 +813,8 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
                         .sum::<usize>()
             })
             .sum();
-        self.keys.heap_bytes() + self.closing.heap_bytes() + parts
+        let spare: usize = self.spare_accs.iter().map(buffer_bytes).sum();
+        self.keys.heap_bytes() + self.closing.heap_bytes() + parts + spare
     }
 
     fn plan(&self, _: Option<KeySlot>, timestamp: u64) -> Result<Planned<WindowPlan>> {
@@ -837,16 +898,20 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         self.aggregation.check(inputs)?;
         // Lent out for the update, which needs the rest of the tracker.
         let aggregation = std::mem::take(&mut self.aggregation);
+        let mut spare_accs = std::mem::take(&mut self.spare_accs);
         let updated = self.update(slot, hash, key, timestamp, plan, |accs| {
             // No custom part (see needs_ops), so fresh accumulators need no host.
-            let mut accs =
-                accs.unwrap_or_else(|| aggregation.initial(&mut NoOps).unwrap_or_default());
+            let mut accs = accs.unwrap_or_else(|| {
+                let initial: Accumulators<V> = aggregation.initial(&mut NoOps).unwrap_or_default();
+                FrontVec::from_iter_in(initial, || spare_accs.pop())
+            });
             // Checked above, and known not to need the host.
             let added = aggregation.add(&mut accs, timestamp, inputs, &mut NoOps);
             debug_assert!(added.is_ok());
             accs
         });
         self.aggregation = aggregation;
+        self.spare_accs = spare_accs;
         updated.map_err(Refusal::Host)
     }
 
@@ -921,6 +986,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         self.closing.remove_first();
         self.keys
             .prefetch_bucket_of(self.closing.upcoming().next().map(|due| due.slot));
+        self.prefetch_accs_ahead();
         self.hand_over(at, slot, merged).map(Taken::Ready)
     }
 
@@ -1106,5 +1172,93 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
                 f(key, &part.accs);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::{Kind, Part as AggregatePart};
+    use crate::event_clock::{ClockMode, Trail};
+
+    /// One-tick tumbling windows with `accs` counts each, under a manual
+    /// clock.
+    fn counting(accs: usize) -> KeyedWindows<u64, u8> {
+        let part = AggregatePart {
+            kind: Kind::Count,
+            reads_field: false,
+        };
+        let clock = EventClock::new(ClockMode::Manual, Trail::Windows, 0, None);
+        let shape = Shape::new(1, 1, 0).unwrap();
+        KeyedWindows::new(shape, clock, Aggregation::new(vec![part; accs]))
+    }
+
+    fn add(windows: &mut KeyedWindows<u64, u8>, key: u64, at: u64) {
+        let slot = windows.find_key(key, |held| *held == key);
+        let Ok(Planned::Go(plan)) = windows.plan(slot, at) else {
+            panic!("the event at {at} has no window");
+        };
+        let inputs = vec![Input::Nil; windows.aggregation().parts().len()];
+        assert!(windows.apply(slot, key, || key, at, plan, &inputs).is_ok());
+    }
+
+    /// Hands over every window that closed by `at`: key, start, counts.
+    fn hand_over(windows: &mut KeyedWindows<u64, u8>, at: u64) -> Vec<(u64, u64, Vec<u64>)> {
+        windows.advance(at);
+        std::iter::from_fn(|| match windows.take(true)? {
+            Taken::Ready(handover) => Some(handover),
+            Taken::NeedsHost(_) => panic!("counts need no host"),
+        })
+        .map(|handover| {
+            let counts = handover.accs.iter().map(|acc| match acc {
+                Accumulator::Count(count) => *count,
+                other => panic!("not a count: {other:?}"),
+            });
+            (handover.key, handover.start, counts.collect())
+        })
+        .collect()
+    }
+
+    #[test]
+    fn windows_opened_after_others_closed_reuse_their_accumulators_memory() {
+        let mut windows = counting(2);
+        let count = 4 * SPARE_BUFFERS;
+        let keys = u64::try_from(count).unwrap();
+        let open = |windows: &mut KeyedWindows<u64, u8>, at: u64| {
+            for key in 0..keys {
+                add(windows, key, at);
+                add(windows, key, at);
+            }
+        };
+        open(&mut windows, 0);
+        for round in 0..3 {
+            open(&mut windows, round + 1);
+            assert!(windows.spare_accs.is_empty(), "the buffers kept were used");
+            let handed = hand_over(&mut windows, round + 1);
+            assert_eq!(handed.len(), count);
+            assert!(handed
+                .iter()
+                .all(|(_, start, counts)| *start == round && counts == &[2, 2]));
+            // Every buffer freed is kept while as many windows are held.
+            assert_eq!(windows.spare_accs.len(), count);
+        }
+        // No more than SPARE_BUFFERS once none is.
+        assert_eq!(hand_over(&mut windows, 4).len(), count);
+        assert_eq!(windows.spare_accs.len(), SPARE_BUFFERS);
+        assert!(
+            windows.heap_bytes() <= SPARE_BUFFERS * 128 + 4096,
+            "{}",
+            windows.heap_bytes()
+        );
+    }
+
+    #[test]
+    fn one_accumulator_keeps_no_buffers() {
+        let mut windows = counting(1);
+        for key in 0..100 {
+            add(&mut windows, key, 0);
+        }
+        assert_eq!(hand_over(&mut windows, 1).len(), 100);
+        assert!(windows.spare_accs.is_empty());
     }
 }
