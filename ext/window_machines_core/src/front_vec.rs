@@ -130,6 +130,47 @@ impl<T> FrontVec<T> {
             _ => 0,
         }
     }
+
+    /// `items`, kept in `buffer` (emptied by [`FrontVec::drain_into`]) if
+    /// there are two or more, where `buffer` gives one.
+    pub(crate) fn from_iter_in(
+        items: impl IntoIterator<Item = T>,
+        buffer: impl FnOnce() -> Option<Buffer<T>>,
+    ) -> Self {
+        let mut items = items.into_iter();
+        let Some(first) = items.next() else {
+            return FrontVec::Empty;
+        };
+        let Some(second) = items.next() else {
+            return FrontVec::One(first);
+        };
+        let mut all = buffer().unwrap_or_else(|| ThinVec::with_capacity(2 + items.size_hint().0));
+        all.clear();
+        all.extend([first, second]);
+        all.extend(items);
+        all.shrink_to_fit();
+        FrontVec::Many(Spilled {
+            items: all,
+            from: 0,
+        })
+    }
+
+    /// Moves the items, in order, to the end of `into`, and hands back the
+    /// heap buffer they were kept in, emptied, if there was one.
+    pub(crate) fn drain_into(self, into: &mut impl Extend<T>) -> Option<Buffer<T>> {
+        match self {
+            FrontVec::Empty => None,
+            FrontVec::One(item) => {
+                into.extend(Some(item));
+                None
+            }
+            FrontVec::Many(Spilled { mut items, from }) => {
+                items.drain(..from);
+                into.extend(items.drain(..));
+                Some(items)
+            }
+        }
+    }
 }
 
 impl<T: Default> FrontVec<T> {
@@ -183,49 +224,6 @@ impl<T> Deref for FrontVec<T> {
 impl<T> DerefMut for FrontVec<T> {
     fn deref_mut(&mut self) -> &mut [T] {
         self.as_mut_slice()
-    }
-}
-
-impl<T> FrontVec<T> {
-    /// `items`, kept in `buffer` (emptied by [`FrontVec::drain_into`]) if
-    /// there are two or more, where `buffer` gives one.
-    pub(crate) fn from_iter_in(
-        items: impl IntoIterator<Item = T>,
-        buffer: impl FnOnce() -> Option<Buffer<T>>,
-    ) -> Self {
-        let mut items = items.into_iter();
-        let Some(first) = items.next() else {
-            return FrontVec::Empty;
-        };
-        let Some(second) = items.next() else {
-            return FrontVec::One(first);
-        };
-        let mut all = buffer().unwrap_or_else(|| ThinVec::with_capacity(2 + items.size_hint().0));
-        all.clear();
-        all.extend([first, second]);
-        all.extend(items);
-        all.shrink_to_fit();
-        FrontVec::Many(Spilled {
-            items: all,
-            from: 0,
-        })
-    }
-
-    /// Moves the items, in order, to the end of `into`, and hands back the
-    /// heap buffer they were kept in, emptied, if there was one.
-    pub(crate) fn drain_into(self, into: &mut impl Extend<T>) -> Option<Buffer<T>> {
-        match self {
-            FrontVec::Empty => None,
-            FrontVec::One(item) => {
-                into.extend(Some(item));
-                None
-            }
-            FrontVec::Many(Spilled { mut items, from }) => {
-                items.drain(..from);
-                into.extend(items.drain(..));
-                Some(items)
-            }
-        }
     }
 }
 
