@@ -224,6 +224,12 @@ RSpec.describe "window_machines input and output formats" do
       # Past 128 bits an Integer is a Float to the aggregators that add or compare.
       expect(JSON.parse(result.stdout).values_at("max_v", "sum_v")).to eq([big.to_f, big.to_f + 1.5 + 0 + (2**127).to_f])
     end
+
+    it "passes small integers on to first, last and collect digit for digit, -0 included" do
+      input = write_file(@dir, "small.jsonl", %({"ts":1,"v":-0}\n{"ts":2,"v":7}\n{"ts":3,"v":-12}\n{"ts":4,"v":-0}\n))
+      result = run_ok("tumbling", "--size", "10", "--agg", "collect:v,first:v,last:v", input)
+      expect(result.stdout).to eq(%({"start":0,"end":10,"collect_v":[-0,7,-12,-0],"first_v":-0,"last_v":-0}\n))
+    end
   end
 
   describe "CSV input" do

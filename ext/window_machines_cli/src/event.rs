@@ -12,7 +12,7 @@ use crate::job::{Aggregate, InputFormat};
 use crate::json_fields::{FieldPaths, Found, JsonKind, JsonValue};
 use crate::keys::KeyWriter;
 use crate::timestamps::TimeFormat;
-use crate::values::{is_number, json_of_text, number_input, Value};
+use crate::values::{is_number, json_of_text, number_input, written_input, Value};
 
 /// Fields a line's are kept inline for: a key or two, the time, a few
 /// aggregators' fields.
@@ -211,13 +211,13 @@ fn input_of(aggregate: &Aggregate, field: Option<Field>) -> Result<Input<Value>,
     let input = match field {
         None => Input::Nil,
         Some(Field::Cell(cell)) if numeric => number_input(cell).ok_or_else(not_number)?,
-        Some(Field::Cell(cell)) if is_number(cell) => Input::Object(Value::Json(cell.into())),
+        Some(Field::Cell(cell)) if is_number(cell) => written_input(cell),
         Some(Field::Cell(cell)) => Input::Object(json_of_text(cell)),
         Some(Field::Json(value)) => match value.kind {
             JsonKind::Null => Input::Nil,
             JsonKind::Number if numeric => number_input(value.raw).ok_or_else(not_number)?,
             _ if numeric => return Err(not_number()),
-            _ => Input::Object(Value::Json(value.raw.into())),
+            _ => written_input(value.raw),
         },
     };
     Ok(input)
