@@ -62,9 +62,10 @@ pub struct ClosingQueue<E> {
     len: usize,
     shift: u32,
     /// The memory of the last bucket handed over, emptied, for the next
-    /// one made. Buckets come and go one by one (a minute's windows each);
-    /// each grew from nothing by doubling, and freeing one that large made
-    /// the allocator sort through every small block freed since.
+    /// one made, if it has room for no more than twice what is queued.
+    /// Buckets come and go one by one (a minute's windows each); each grew
+    /// from nothing by doubling, and freeing one that large made the
+    /// allocator sort through every small block freed since.
     spare: SmallVec<[E; 1]>,
 }
 
@@ -154,15 +155,16 @@ impl<E> ClosingQueue<E> {
         }
     }
 
-    /// Keeps `bucket`'s memory for the next bucket, while anything is
-    /// queued.
+    /// Keeps `bucket`'s memory for the next bucket, unless it has room for
+    /// more than twice what is queued (a burst handed over, a trickle after
+    /// it).
     fn keep_spare(&mut self, bucket: Bucket<E>) {
         let mut entries = bucket.entries;
         entries.clear();
-        self.spare = if self.len == 0 {
-            SmallVec::new()
-        } else {
+        self.spare = if entries.capacity() <= 2 * self.len {
             entries
+        } else {
+            SmallVec::new()
         };
     }
 
@@ -197,6 +199,7 @@ impl<E> ClosingQueue<E> {
     /// Replaces every entry with the live ones.
     pub fn rebuild(&mut self, live: Vec<(u64, E)>) {
         self.buckets.clear();
+        self.spare = SmallVec::new();
         self.len = 0;
         for (at, entry) in live {
             self.push(at, entry);
@@ -302,6 +305,13 @@ mod tests {
         taken.dedup();
         assert_eq!(taken, (16..48).collect::<Vec<_>>());
         assert_eq!(queue.heap_bytes(), 0, "nothing kept once nothing is queued");
+        // A burst handed over while a trickle is queued leaves nothing.
+        fill(&mut queue, 3);
+        queue.push(100, 100);
+        assert_eq!(take_due(&mut queue, 63, &[]).len(), 1_000);
+        assert_eq!(queue.spare.capacity(), 1);
+        let one = std::mem::size_of::<(u64, Bucket<u64>)>();
+        assert_eq!(queue.heap_bytes(), one);
     }
 
     #[test]

@@ -34,9 +34,58 @@ pub(crate) enum FrontVec<T> {
 pub(crate) type Buffer<T> = ThinVec<T>;
 
 /// Bytes of heap `buffer` keeps, not counting what its items own.
-pub(crate) fn buffer_bytes<T>(buffer: &Buffer<T>) -> usize {
+fn buffer_bytes<T>(buffer: &Buffer<T>) -> usize {
     // The head: a length and a capacity.
     2 * size_of::<usize>() + buffer.capacity() * size_of::<T>()
+}
+
+/// Emptied buffers kept for reuse, no more than their keeper allows. A
+/// copy of the keeper starts without any.
+#[derive(Debug)]
+pub(crate) struct SpareBuffers<T>(Vec<Buffer<T>>);
+
+impl<T> Default for SpareBuffers<T> {
+    fn default() -> Self {
+        SpareBuffers(Vec::new())
+    }
+}
+
+impl<T> Clone for SpareBuffers<T> {
+    fn clone(&self) -> Self {
+        SpareBuffers::default()
+    }
+}
+
+impl<T> SpareBuffers<T> {
+    pub(crate) fn take(&mut self) -> Option<Buffer<T>> {
+        self.0.pop()
+    }
+
+    /// Keeps `buffer` (emptied) if fewer than `at_most` are kept.
+    pub(crate) fn keep(&mut self, buffer: Buffer<T>, at_most: usize) {
+        if self.0.len() < at_most {
+            self.0.push(buffer);
+        }
+    }
+
+    /// Frees those beyond `at_most`.
+    pub(crate) fn trim(&mut self, at_most: usize) {
+        if self.0.len() > at_most {
+            self.0.truncate(at_most);
+            if self.0.capacity() > 2 * at_most {
+                self.0.shrink_to(at_most);
+            }
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.0.capacity() * size_of::<Buffer<T>>() + self.0.iter().map(buffer_bytes).sum::<usize>()
+    }
 }
 
 /// The heap part of a [`FrontVec`]: always two items or more from `from`.

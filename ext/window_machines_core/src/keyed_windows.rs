@@ -20,7 +20,7 @@
 
 use std::collections::btree_map::{self, BTreeMap};
 
-use crate::front_vec::{buffer_bytes, Buffer, FrontVec};
+use crate::front_vec::{FrontVec, SpareBuffers};
 
 use crate::aggregate::{Accumulator, Accumulators, Aggregation, Input, NoOps, Ops, Refusal};
 use crate::aggregating::{Aggregating, Checkpoint, Handover, Open, Pending, Planned, Taken};
@@ -528,15 +528,10 @@ pub struct KeyedWindows<K, V> {
     late_count: u64,
     /// Heap buffers of accumulators (two or more a part) that windows
     /// handed over left, for parts opened next: a window otherwise
-    /// allocated and freed one. As many as [`SPARE_BUFFERS`] or the parts
-    /// held, whichever is more, since windows close in bursts (all of a
-    /// minute's at once) and open one by one.
-    spare_accs: Vec<Buffer<Accumulator<V>>>,
+    /// allocated and freed one. No more than the parts held, so that they
+    /// at most double what accumulators take, and none once nothing is.
+    spare_accs: SpareBuffers<Accumulator<V>>,
 }
-
-/// Emptied accumulator buffers a tracker may keep for reuse whatever it
-/// holds: about 80 KiB for two accumulators.
-const SPARE_BUFFERS: usize = 1024;
 
 impl<K, V> KeyLookup for KeyedWindows<K, V> {
     type Key = K;
@@ -569,7 +564,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             closing: ClosingQueue::default(),
             parts: 0,
             late_count: 0,
-            spare_accs: Vec::new(),
+            spare_accs: SpareBuffers::default(),
         }
     }
 
@@ -682,18 +677,6 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
         }
     }
 
-    /// Frees the spare accumulator buffers beyond what may be kept, as
-    /// parts are handed over.
-    fn trim_spare_accs(&mut self) {
-        let spare = SPARE_BUFFERS.max(self.parts);
-        if self.spare_accs.len() > spare {
-            self.spare_accs.truncate(spare);
-            if self.spare_accs.capacity() > 2 * spare {
-                self.spare_accs.shrink_to(spare);
-            }
-        }
-    }
-
     /// Files the key at `slot` as next closing at `at`.
     fn push_due(&mut self, at: u64, slot: KeySlot) {
         let seen = self.keys.seen(slot).unwrap_or_default();
@@ -734,7 +717,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             if accs.is_none() {
                 let mut moved = Accumulators::new();
                 if let Some(buffer) = part.accs.drain_into(&mut moved) {
-                    self.spare_accs.push(buffer);
+                    self.spare_accs.keep(buffer, self.parts);
                 }
                 accs = Some(moved);
             }
@@ -758,7 +741,7 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
             }
             None => self.keys.release(slot)?.0,
         };
-        self.trim_spare_accs();
+        self.spare_accs.trim(self.parts);
         if self.closing.is_mostly_stale(self.keys.len()) {
             let live = self.live_entries();
             self.closing.rebuild(live);
@@ -813,8 +796,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
                         .sum::<usize>()
             })
             .sum();
-        let spare: usize = self.spare_accs.iter().map(buffer_bytes).sum();
-        self.keys.heap_bytes() + self.closing.heap_bytes() + parts + spare
+        self.keys.heap_bytes() + self.closing.heap_bytes() + parts + self.spare_accs.heap_bytes()
     }
 
     fn plan(&self, _: Option<KeySlot>, timestamp: u64) -> Result<Planned<WindowPlan>> {
@@ -903,7 +885,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             // No custom part (see needs_ops), so fresh accumulators need no host.
             let mut accs = accs.unwrap_or_else(|| {
                 let initial: Accumulators<V> = aggregation.initial(&mut NoOps).unwrap_or_default();
-                FrontVec::from_iter_in(initial, || spare_accs.pop())
+                FrontVec::from_iter_in(initial, || spare_accs.take())
             });
             // Checked above, and known not to need the host.
             let added = aggregation.add(&mut accs, timestamp, inputs, &mut NoOps);
@@ -1222,7 +1204,7 @@ mod tests {
     #[test]
     fn windows_opened_after_others_closed_reuse_their_accumulators_memory() {
         let mut windows = counting(2);
-        let count = 4 * SPARE_BUFFERS;
+        let count = 4_096;
         let keys = u64::try_from(count).unwrap();
         let open = |windows: &mut KeyedWindows<u64, u8>, at: u64| {
             for key in 0..keys {
@@ -1231,9 +1213,10 @@ mod tests {
             }
         };
         open(&mut windows, 0);
+        let fresh = windows.heap_bytes();
         for round in 0..3 {
             open(&mut windows, round + 1);
-            assert!(windows.spare_accs.is_empty(), "the buffers kept were used");
+            assert_eq!(windows.spare_accs.len(), 0, "the buffers kept were used");
             let handed = hand_over(&mut windows, round + 1);
             assert_eq!(handed.len(), count);
             assert!(handed
@@ -1242,12 +1225,15 @@ mod tests {
             // Every buffer freed is kept while as many windows are held.
             assert_eq!(windows.spare_accs.len(), count);
         }
-        // No more than SPARE_BUFFERS once none is.
-        assert_eq!(hand_over(&mut windows, 4).len(), count);
-        assert_eq!(windows.spare_accs.len(), SPARE_BUFFERS);
+        // None beyond what is held: a dup starts without, and once
+        // nothing is held, none.
+        assert_eq!(windows.clone().spare_accs.len(), 0);
+        let tail = hand_over(&mut windows, 4);
+        assert_eq!(tail.len(), count);
+        assert_eq!(windows.spare_accs.len(), 0);
         assert!(
-            windows.heap_bytes() <= SPARE_BUFFERS * 128 + 4096,
-            "{}",
+            windows.heap_bytes() < fresh / 16,
+            "{} of {fresh}",
             windows.heap_bytes()
         );
     }
@@ -1259,6 +1245,6 @@ mod tests {
             add(&mut windows, key, 0);
         }
         assert_eq!(hand_over(&mut windows, 1).len(), 100);
-        assert!(windows.spare_accs.is_empty());
+        assert_eq!(windows.spare_accs.len(), 0);
     }
 }
