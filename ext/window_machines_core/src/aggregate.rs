@@ -78,20 +78,21 @@ impl Kind {
         }
     }
 
+    /// Every kind but `Custom`.
+    pub const BUILT_IN: [Kind; 8] = [
+        Kind::Count,
+        Kind::Sum,
+        Kind::Min,
+        Kind::Max,
+        Kind::Mean,
+        Kind::Collect,
+        Kind::First,
+        Kind::Last,
+    ];
+
     #[must_use]
     pub fn named(name: &str) -> Option<Kind> {
-        [
-            Kind::Count,
-            Kind::Sum,
-            Kind::Min,
-            Kind::Max,
-            Kind::Mean,
-            Kind::Collect,
-            Kind::First,
-            Kind::Last,
-        ]
-        .into_iter()
-        .find(|kind| kind.name() == name)
+        Kind::BUILT_IN.into_iter().find(|kind| kind.name() == name)
     }
 }
 
@@ -863,16 +864,10 @@ mod tests {
         let mut count = Accumulator::initial(part(Kind::Count), 0, &mut NoOps).unwrap();
         add(&mut count, Kind::Count, 1, Input::Object(1_u8));
         assert!(!count.holds_objects());
-        for kind in [
-            Kind::Sum,
-            Kind::Min,
-            Kind::Max,
-            Kind::Mean,
-            Kind::Collect,
-            Kind::First,
-            Kind::Last,
-            Kind::Custom,
-        ] {
+        let others = Kind::BUILT_IN
+            .into_iter()
+            .filter(|kind| *kind != Kind::Count);
+        for kind in others.chain([Kind::Custom]) {
             let aggregation = Aggregation::new(vec![part(Kind::Count), part(kind)]);
             assert!(aggregation.may_hold_objects(), "{kind:?}");
         }
