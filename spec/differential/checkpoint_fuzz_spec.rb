@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative "../fixtures/forked"
+
 RSpec.describe "Restoring from untrusted checkpoints", :mistyped do
   include WindowMachinesSpec::Checkpoints
 
@@ -66,27 +68,11 @@ RSpec.describe "Restoring from untrusted checkpoints", :mistyped do
   # Marshal believes a corrupted length enough to reserve gigabytes of
   # address space, which the process keeps after the load fails; past that,
   # this process could no longer start the children later examples run. The
-  # loads run in a child of their own, which reports back.
-  def in_child
-    reader, writer = IO.pipe
-    pid = fork do
-      reader.close
-      writer.binmode.write(Marshal.dump(yield))
-      writer.close
-      exit!(0)
-    end
-    writer.close
-    reported = reader.binmode.read
-    reader.close
-    _, status = Process.wait2(pid)
-    raise "the child stopped: #{status.inspect}" unless status.success?
-
-    Marshal.load(reported) # our own child wrote it
-  end
-
+  # loads run in a child of their own (spec/fixtures/forked.rb), which
+  # reports back.
   it "never builds a broken tracker from corrupted Marshal data" do
     dumps = Array.new(20) { Marshal.dump(random_sessions(rng)) }
-    restored, broken = in_child do
+    outcome = isolated do
       restored = 0
       broken = []
       3_000.times do
@@ -109,9 +95,10 @@ RSpec.describe "Restoring from untrusted checkpoints", :mistyped do
         restored += 1
         broken << bytes unless invariants_hold?(result)
       end
-      [restored, broken]
+      { restored: restored, broken: broken }
     end
-    expect(broken).to be_empty, "broken tracker from #{broken.first.inspect}"
-    expect(restored).to be > 0
+    expect(outcome).not_to include(:error)
+    expect(outcome[:broken]).to be_empty, "broken tracker from #{outcome[:broken].first.inspect}"
+    expect(outcome[:restored]).to be > 0
   end
 end
