@@ -661,19 +661,20 @@ impl<K: Clone, V: Clone> KeyedWindows<K, V> {
     }
 
     /// Starts loading the heap accumulators (two or more) of the window
-    /// [`ACCS_AHEAD`] after the next to close: its key's entry, loaded
-    /// further ahead already, says where they are. Read first at its
-    /// hand-over, they were half of what handing over a window that counts
-    /// and sums cost at a million keys.
-    fn prefetch_accs_ahead(&self) {
+    /// [`ACCS_AHEAD`] into `later`, the keys of the windows closing after
+    /// the next: its key's entry, loaded further ahead already, says where
+    /// they are. Read first at its hand-over, they were half of what
+    /// handing over a window that counts and sums cost at a million keys.
+    fn prefetch_accs_ahead(&self, mut later: impl Iterator<Item = KeySlot>) {
         let accs = self.aggregation.parts().len();
         if accs < 2 {
             return;
         }
-        if let Some(due) = self.closing.upcoming().nth(ACCS_AHEAD) {
-            if let Some(parts) = self.keys.state(due.slot) {
-                parts.prefetch_first_accs(accs);
-            }
+        if let Some(parts) = later
+            .nth(ACCS_AHEAD - 1)
+            .and_then(|slot| self.keys.state(slot))
+        {
+            parts.prefetch_first_accs(accs);
         }
     }
 
@@ -966,9 +967,9 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
             }
         };
         self.closing.remove_first();
-        self.keys
-            .prefetch_bucket_of(self.closing.upcoming().next().map(|due| due.slot));
-        self.prefetch_accs_ahead();
+        let mut upcoming = self.closing.upcoming().map(|due| due.slot);
+        self.keys.prefetch_bucket_of(upcoming.next());
+        self.prefetch_accs_ahead(upcoming);
         self.hand_over(at, slot, merged).map(Taken::Ready)
     }
 
