@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use smallvec::SmallVec;
-use window_machines_core::{Input, Inputs, Kind};
+use window_machines_core::{Input, Kind};
 
 use crate::csv_rows::Columns;
 use crate::job::{Aggregate, InputFormat};
@@ -46,7 +46,6 @@ pub struct Event<'r> {
     pub timestamp: u64,
     /// How the time was written (learnt from the first event).
     pub time_format: TimeFormat,
-    pub inputs: Inputs<Value>,
 }
 
 impl EventReader {
@@ -86,8 +85,14 @@ impl EventReader {
         Ok(())
     }
 
-    /// Reads `line` of a file in `format`.
-    pub fn read(&mut self, format: InputFormat, line: &[u8]) -> Result<Event<'_>, String> {
+    /// Reads `line` of a file in `format`, appending its aggregators' inputs
+    /// to `inputs` (nothing, if the line is refused).
+    pub fn read(
+        &mut self,
+        format: InputFormat,
+        line: &[u8],
+        inputs: &mut Vec<Input<Value>>,
+    ) -> Result<Event<'_>, String> {
         // Whatever is copied to the output must be text.
         if let Err(error) = std::str::from_utf8(line) {
             let column = error.valid_up_to() + 1;
@@ -105,7 +110,7 @@ impl EventReader {
                     .collect();
                 self.found = found;
                 read?;
-                self.event(&fields)
+                self.event(&fields, inputs)
             }
             InputFormat::Csv => {
                 let columns = self
@@ -119,14 +124,18 @@ impl EventReader {
                     .iter()
                     .map(|cell| cell.as_deref().map(Field::Cell))
                     .collect();
-                self.event(&fields)
+                self.event(&fields, inputs)
             }
         }
     }
 
-    fn event(&mut self, fields: &[Option<Field>]) -> Result<Event<'_>, String> {
+    fn event(
+        &mut self,
+        fields: &[Option<Field>],
+        inputs: &mut Vec<Input<Value>>,
+    ) -> Result<Event<'_>, String> {
         let (timestamp, time_format) = self.timestamp(fields[self.key_count])?;
-        let mut inputs = Inputs::new();
+        let before = inputs.len();
         let mut next_field = self.key_count + 1;
         for aggregate in &self.aggregates {
             let field = if aggregate.field.is_some() {
@@ -135,7 +144,13 @@ impl EventReader {
             } else {
                 None
             };
-            inputs.push(input_of(aggregate, field)?);
+            match input_of(aggregate, field) {
+                Ok(input) => inputs.push(input),
+                Err(reason) => {
+                    inputs.truncate(before);
+                    return Err(reason);
+                }
+            }
         }
         self.key.clear();
         for field in &fields[..self.key_count] {
@@ -153,7 +168,6 @@ impl EventReader {
             key: self.key.bytes(),
             timestamp,
             time_format,
-            inputs,
         })
     }
 

@@ -5,7 +5,7 @@
 use std::ops::Range;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 
-use window_machines_core::Inputs;
+use window_machines_core::Input;
 
 use crate::event::EventReader;
 use crate::job::{InputFormat, Job, Source};
@@ -26,7 +26,8 @@ pub struct Parsed {
     pub hash: u64,
     pub timestamp: u64,
     pub time_format: TimeFormat,
-    pub inputs: Inputs<Value>,
+    /// Its aggregators' inputs, in the batch's `inputs`.
+    pub inputs: Range<usize>,
 }
 
 /// A line as the parser left it.
@@ -248,10 +249,13 @@ fn is_blank(format: InputFormat, line: &[u8]) -> bool {
     }
 }
 
-/// Parsed lines, their text and keys in `bytes`.
+/// Parsed lines, their text and keys in `bytes`, their events' inputs in
+/// `inputs`: lists of the batch's own, reused from batch to batch, so that
+/// a line allocates nothing, however many aggregators read it.
 #[derive(Default)]
 pub struct Batch {
     pub bytes: Vec<u8>,
+    pub inputs: Vec<Input<Value>>,
     pub lines: Vec<Line>,
 }
 
@@ -260,6 +264,7 @@ impl Batch {
     fn reused(recycled: &Receiver<Batch>) -> Batch {
         let mut batch = recycled.try_recv().unwrap_or_default();
         batch.bytes.clear();
+        batch.inputs.clear();
         batch.lines.clear();
         batch
     }
@@ -272,7 +277,8 @@ impl Batch {
         let outcome = if is_blank(format, text) {
             Outcome::Blank
         } else {
-            match reader.read(format, text) {
+            let inputs_from = self.inputs.len();
+            match reader.read(format, text, &mut self.inputs) {
                 Err(reason) => Outcome::Bad(reason),
                 Ok(event) => {
                     let key_start = self.bytes.len();
@@ -282,7 +288,7 @@ impl Batch {
                         hash: keys::hash(event.key),
                         timestamp: event.timestamp,
                         time_format: event.time_format,
-                        inputs: event.inputs,
+                        inputs: inputs_from..self.inputs.len(),
                     })
                 }
             }

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use window_machines_core::{Accumulator, Accumulators};
+use window_machines_core::Accumulator;
 
 use crate::job::OutputFormat;
 use crate::json_fields::{decode_string, write_string};
@@ -69,6 +69,12 @@ impl RecordWriter {
         }
     }
 
+    /// How many aggregators a record lists.
+    #[must_use]
+    pub fn aggregates(&self) -> usize {
+        self.names.len() - self.key_count - 2
+    }
+
     /// Writes one closed window or session.
     pub fn write(
         &mut self,
@@ -76,7 +82,7 @@ impl RecordWriter {
         key: &[u8],
         times: [u64; 2],
         time_format: TimeFormat,
-        accs: &Accumulators<Value>,
+        accs: &[Accumulator<Value>],
     ) -> io::Result<()> {
         let key_fields = keys::fields(key);
         match self.format {
@@ -157,7 +163,7 @@ impl RecordWriter {
         key_fields: keys::Fields,
         times: [u64; 2],
         time_format: TimeFormat,
-        accs: &Accumulators<Value>,
+        accs: &[Accumulator<Value>],
     ) -> Vec<Option<String>> {
         let mut cells = Vec::with_capacity(self.names.len());
         for field in key_fields.take(self.key_count) {

@@ -444,7 +444,7 @@ where
                     read: now_read,
                 } => {
                     read = now_read;
-                    self.take_lines(&batch.bytes, &batch.lines, &source_name)?;
+                    self.take_lines(&batch, &source_name)?;
                     // Gone only when the parser is: nothing more to fill.
                     let _ignored = spent.send(batch);
                     self.check(read)?;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use window_machines_core::AggregateHandover;
+use window_machines_core::{Accumulator, AggregateHandover};
 
 use crate::records::RecordWriter;
 use crate::run::Key;
@@ -40,6 +40,64 @@ const ANSWER_POLL: Duration = Duration::from_millis(20);
 
 type Result = AggregateHandover<Key, Value>;
 
+/// Closed windows or sessions on their way to the writer thread. The
+/// accumulators of three aggregators or more, which a result holds on the
+/// heap, are moved into a list of the batch's own, in order, and their
+/// memory freed on the windowing thread, where the next window's
+/// allocation takes it up again: freed on the writer thread, each went
+/// back to the windowing thread's arena under its lock, and each new
+/// window's came from the arena's bins rather than the thread's cache
+/// (about a tenth of the windowing thread's time with four aggregators).
+/// A result whose accumulators were moved is left with none (a result
+/// always has one or more).
+#[derive(Default)]
+struct Batch {
+    results: Vec<Result>,
+    spilled: Vec<Accumulator<Value>>,
+}
+
+impl Batch {
+    fn with_capacity(results: usize) -> Batch {
+        Batch {
+            results: Vec::with_capacity(results),
+            spilled: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, mut result: Result) {
+        if result.accs.spilled() {
+            self.spilled.extend(mem::take(&mut result.accs));
+        }
+        self.results.push(result);
+    }
+
+    /// Each result with its accumulators, in order.
+    fn each(&self, aggregates: usize) -> impl Iterator<Item = (&Result, &[Accumulator<Value>])> {
+        let mut spilled = self.spilled.chunks(aggregates.max(1));
+        self.results.iter().map(move |result| {
+            let accs = if result.accs.is_empty() {
+                spilled.next().unwrap_or_default()
+            } else {
+                &result.accs[..]
+            };
+            (result, accs)
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.results.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.results.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.results.clear();
+        self.spilled.clear();
+    }
+}
+
 /// The file an input line is kept in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineFile {
@@ -56,7 +114,7 @@ struct Line {
 }
 
 enum Request {
-    Write(TimeFormat, Vec<Result>),
+    Write(TimeFormat, Batch),
     Lines(Vec<Line>),
     /// Hand everything written so far to the system; `answer` to have the
     /// outputs' lengths (or the first failure) sent back.
@@ -87,12 +145,12 @@ pub struct Outputs {
 
 /// The windowing thread's end of the writer.
 pub struct ResultWriter {
-    batch: Vec<Result>,
+    batch: Batch,
     format: Option<TimeFormat>,
     lines: Vec<Line>,
     requests: Option<SyncSender<Request>>,
     answers: Receiver<io::Result<Lengths>>,
-    spent: Receiver<Vec<Result>>,
+    spent: Receiver<Batch>,
     failed: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     lengths: Lengths,
@@ -119,7 +177,7 @@ impl ResultWriter {
         let lengths = writer.lengths();
         let thread = threads::spawn(move || writer.serve(&received, &answer, &spend));
         ResultWriter {
-            batch: Vec::with_capacity(BATCH_RESULTS),
+            batch: Batch::with_capacity(BATCH_RESULTS),
             format: None,
             lines: Vec::new(),
             requests: Some(requests),
@@ -226,7 +284,7 @@ impl ResultWriter {
         let next = self
             .spent
             .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(BATCH_RESULTS));
+            .unwrap_or_else(|_| Batch::with_capacity(BATCH_RESULTS));
         let batch = mem::replace(&mut self.batch, next);
         self.request(Request::Write(format, batch), may_wait)
     }
@@ -302,21 +360,19 @@ impl Writer {
         mut self,
         requests: &Receiver<Request>,
         answers: &Sender<io::Result<Lengths>>,
-        spent: &Sender<Vec<Result>>,
+        spent: &Sender<Batch>,
     ) {
         for request in requests {
             match request {
                 Request::Write(format, mut batch) => {
-                    // Read in place: a result is larger than the line it
-                    // makes, and moving each out would copy it.
-                    for result in &batch {
+                    for (result, accs) in batch.each(self.records.aggregates()) {
                         if self.failure.is_none() {
                             let written = self.records.write(
                                 &mut self.outputs.results,
                                 &result.key,
                                 [result.start, result.end],
                                 format,
-                                &result.accs,
+                                accs,
                             );
                             self.fail(written);
                         }

@@ -593,6 +593,17 @@ impl Aggregation {
             .collect()
     }
 
+    /// Fresh accumulators of an aggregation with no custom part, made one
+    /// by one into whatever holds them: collected first, three or more
+    /// would take an allocation of their own on the way.
+    pub fn initial_built_in<V: Clone>(&self) -> impl Iterator<Item = Accumulator<V>> + '_ {
+        debug_assert!(!self.has_custom());
+        self.parts
+            .iter()
+            .enumerate()
+            .filter_map(|(index, part)| Accumulator::initial(*part, index, &mut NoOps).ok())
+    }
+
     /// Whether a fresh window taking `inputs` needs the host: to make a
     /// custom accumulator, or to add an input Rust cannot.
     #[must_use]

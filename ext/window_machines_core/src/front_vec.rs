@@ -193,7 +193,9 @@ impl<T> FrontVec<T> {
         let Some(second) = items.next() else {
             return FrontVec::One(first);
         };
-        let mut all = buffer().unwrap_or_else(|| ThinVec::with_capacity(2 + items.size_hint().0));
+        // The most the rest may hold: what a filter leaves is usually all.
+        let (least, most) = items.size_hint();
+        let mut all = buffer().unwrap_or_else(|| ThinVec::with_capacity(2 + most.unwrap_or(least)));
         all.clear();
         all.extend([first, second]);
         all.extend(items);

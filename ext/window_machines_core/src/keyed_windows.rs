@@ -885,8 +885,7 @@ impl<K: Clone, V: Clone> Aggregating<K, V> for KeyedWindows<K, V> {
         let updated = self.update(slot, hash, key, timestamp, plan, |accs| {
             // No custom part (see needs_ops), so fresh accumulators need no host.
             let mut accs = accs.unwrap_or_else(|| {
-                let initial: Accumulators<V> = aggregation.initial(&mut NoOps).unwrap_or_default();
-                FrontVec::from_iter_in(initial, || spare_accs.take())
+                FrontVec::from_iter_in(aggregation.initial_built_in(), || spare_accs.take())
             });
             // Checked above, and known not to need the host.
             let added = aggregation.add(&mut accs, timestamp, inputs, &mut NoOps);

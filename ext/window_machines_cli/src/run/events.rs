@@ -33,17 +33,16 @@ where
     /// bad lines are skipped.
     pub(super) fn take_lines(
         &mut self,
-        bytes: &[u8],
-        lines: &[parse::Line],
+        batch: &parse::Batch,
         source_name: &str,
     ) -> Result<(), Failure> {
-        for (index, line) in lines.iter().enumerate() {
-            self.prefetch(lines, index);
-            let text = &bytes[line.text.clone()];
+        for (index, line) in batch.lines.iter().enumerate() {
+            self.prefetch(&batch.lines, index);
+            let text = &batch.bytes[line.text.clone()];
             let fate = match &line.outcome {
                 parse::Outcome::Blank => None,
                 parse::Outcome::Bad(reason) => Some(Fate::Bad(reason.clone())),
-                parse::Outcome::Event(event) => Some(self.take(bytes, event)?),
+                parse::Outcome::Event(event) => Some(self.take(batch, event)?),
             };
             match fate {
                 None => {}
@@ -95,9 +94,14 @@ where
 
     /// Puts one parsed event into the tracker, then writes whatever that
     /// closed.
-    pub(super) fn take(&mut self, bytes: &[u8], event: &parse::Parsed) -> Result<Fate, Failure> {
-        let key = &bytes[event.key.clone()];
-        let (timestamp, hash, inputs) = (event.timestamp, event.hash, &event.inputs);
+    pub(super) fn take(
+        &mut self,
+        batch: &parse::Batch,
+        event: &parse::Parsed,
+    ) -> Result<Fate, Failure> {
+        let key = &batch.bytes[event.key.clone()];
+        let inputs = &batch.inputs[event.inputs.clone()];
+        let (timestamp, hash) = (event.timestamp, event.hash);
         self.time_format = Some(event.time_format);
         let tracker = self.tracker(event.time_format)?;
         let slot = find(tracker, hash, key);
