@@ -232,6 +232,42 @@ RSpec.describe "window_machines input and output formats" do
     end
   end
 
+  describe "a field several options name" do
+    let(:rows) { [[1_700_000_001, "a", 5], [1_700_000_002, "a", 7], [1_700_000_003, "b", 7]] }
+    let(:args) do
+      ["tumbling", "--size", "1m", "--key", "amount", "--agg", "count,sum:amount,max:amount,first:amount,max:ts"]
+    end
+
+    def records(key_a, key_b)
+      [{ "amount" => key_a, "start" => 1_699_999_980, "end" => 1_700_000_040, "count" => 1, "sum_amount" => 5,
+         "max_amount" => 5, "first_amount" => 5, "max_ts" => 1_700_000_001 },
+       { "amount" => key_b, "start" => 1_699_999_980, "end" => 1_700_000_040, "count" => 2, "sum_amount" => 14,
+         "max_amount" => 7, "first_amount" => 7, "max_ts" => 1_700_000_003 }]
+    end
+
+    it "gives each of them the field's value, read from JSONL" do
+      input = write_file(@dir, "shared.jsonl",
+                         rows.map { |ts, user, amount| %({"ts":#{ts},"user":"#{user}","amount":#{amount}}\n) }.join)
+      result = run_ok(*args, input)
+      expect(result.stdout.lines.map { |line| JSON.parse(line) }).to eq(records(5, 7))
+    end
+
+    it "gives each of them the field's value, read from CSV (keys as strings)" do
+      input = write_file(@dir, "shared.csv", "ts,user,amount\n#{rows.map { |row| "#{row.join(",")}\n" }.join}")
+      result = run_ok(*args, input)
+      expect(result.stdout.lines.map { |line| JSON.parse(line) }).to eq(records("5", "7"))
+    end
+
+    it "refuses a line whose field one of them cannot take, and takes the lines after it" do
+      input = write_file(@dir, "shared_bad.jsonl",
+                         %({"ts":1,"amount":5}\n{"ts":2,"amount":"x"}\n{"ts":3,"amount":7}\n))
+      result = run_cli("tumbling", "--size", "10", "--agg", "first:amount,sum:amount,count", "--skip-bad", input)
+      expect(result.status.exitstatus).to eq(0)
+      expect(result.stdout).to eq(%({"start":0,"end":10,"first_amount":5,"sum_amount":12,"count":2}\n))
+      expect(result.stderr).to include("shared_bad.jsonl:2: field \"amount\" is not a number, which sum needs")
+    end
+  end
+
   describe "CSV input" do
     it "reads a CSV file by its header, with RFC 4180 quoting, keys as strings and sum fields as numbers" do
       result = run_ok(*sessions_ms_args, fixture("orders.csv"))

@@ -28,8 +28,14 @@ enum Field<'a> {
 /// Reads lines into events; learns the time format from the first event
 /// when not told.
 pub struct EventReader {
+    /// The distinct fields' paths: several aggregators of one field (a
+    /// sum and a max of the amount) read it once.
     paths: FieldPaths,
+    distinct: Vec<String>,
+    /// The fields asked for, keys first, then the time, then the
+    /// aggregators' fields; and each one's place among the distinct.
     fields: Vec<String>,
+    slots: Vec<usize>,
     key_count: usize,
     time_field: String,
     aggregates: Vec<Aggregate>,
@@ -56,10 +62,25 @@ impl EventReader {
         aggregates: Vec<Aggregate>,
         time_format: Option<TimeFormat>,
     ) -> EventReader {
+        let mut distinct: Vec<String> = Vec::new();
+        let slots = fields
+            .iter()
+            .map(|field| {
+                distinct
+                    .iter()
+                    .position(|seen| seen == field)
+                    .unwrap_or_else(|| {
+                        distinct.push(field.clone());
+                        distinct.len() - 1
+                    })
+            })
+            .collect();
         EventReader {
-            paths: FieldPaths::new(&fields),
+            paths: FieldPaths::new(&distinct),
+            distinct,
             time_field: fields[key_count].clone(),
             fields,
+            slots,
             key_count,
             aggregates,
             time_format,
@@ -72,8 +93,9 @@ impl EventReader {
     /// Starts a CSV file: `header` names its columns, which must include
     /// every field asked for (a misspelt one would read as null throughout).
     pub fn csv_header(&mut self, header: &[u8]) -> Result<(), String> {
-        let columns = Columns::from_header(header, &self.fields)?;
-        if let Some(missing) = (0..self.fields.len()).find(|&field| !columns.has(field)) {
+        let columns = Columns::from_header(header, &self.distinct)?;
+        if let Some(missing) = (0..self.fields.len()).find(|&field| !columns.has(self.slots[field]))
+        {
             let name = &self.fields[missing];
             return Err(match missing.cmp(&self.key_count) {
                 Ordering::Less => format!("the header has no column {name:?} for --key"),
@@ -93,6 +115,20 @@ impl EventReader {
         line: &[u8],
         inputs: &mut Vec<Input<Value>>,
     ) -> Result<Event<'_>, String> {
+        let before = inputs.len();
+        let read = self.read_fields(format, line, inputs);
+        if read.is_err() {
+            inputs.truncate(before);
+        }
+        read
+    }
+
+    fn read_fields(
+        &mut self,
+        format: InputFormat,
+        line: &[u8],
+        inputs: &mut Vec<Input<Value>>,
+    ) -> Result<Event<'_>, String> {
         // Whatever is copied to the output must be text.
         if let Err(error) = std::str::from_utf8(line) {
             let column = error.valid_up_to() + 1;
@@ -104,9 +140,10 @@ impl EventReader {
                 let read = self.paths.read(line, &mut found);
                 // Only as many as asked for: an array of MAX_FIELDS would be
                 // filled in for every line.
-                let fields: SmallVec<[Option<Field>; INLINE_FIELDS]> = found
+                let fields: SmallVec<[Option<Field>; INLINE_FIELDS]> = self
+                    .slots
                     .iter()
-                    .map(|found| found.map(|found| Field::Json(found.on(line))))
+                    .map(|&slot| found[slot].map(|found| Field::Json(found.on(line))))
                     .collect();
                 self.found = found;
                 read?;
@@ -120,9 +157,10 @@ impl EventReader {
                 let (mut cells, mut found) = (Vec::new(), Vec::new());
                 columns.read(line, &mut cells, &mut found)?;
                 let owned: Vec<Option<Cow<[u8]>>> = found;
-                let fields: Vec<Option<Field>> = owned
+                let fields: SmallVec<[Option<Field>; INLINE_FIELDS]> = self
+                    .slots
                     .iter()
-                    .map(|cell| cell.as_deref().map(Field::Cell))
+                    .map(|&slot| owned[slot].as_deref().map(Field::Cell))
                     .collect();
                 self.event(&fields, inputs)
             }
@@ -135,7 +173,6 @@ impl EventReader {
         inputs: &mut Vec<Input<Value>>,
     ) -> Result<Event<'_>, String> {
         let (timestamp, time_format) = self.timestamp(fields[self.key_count])?;
-        let before = inputs.len();
         let mut next_field = self.key_count + 1;
         for aggregate in &self.aggregates {
             let field = if aggregate.field.is_some() {
@@ -144,13 +181,7 @@ impl EventReader {
             } else {
                 None
             };
-            match input_of(aggregate, field) {
-                Ok(input) => inputs.push(input),
-                Err(reason) => {
-                    inputs.truncate(before);
-                    return Err(reason);
-                }
-            }
+            inputs.push(input_of(aggregate, field)?);
         }
         self.key.clear();
         for field in &fields[..self.key_count] {

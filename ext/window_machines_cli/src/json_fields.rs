@@ -59,7 +59,9 @@ impl<'a> JsonValue<'a> {
         match self.kind {
             JsonKind::String => {
                 let contents = &self.raw[1..self.raw.len() - 1];
-                if memchr::memchr(b'\\', contents).is_none() {
+                // Most are short: a byte at a time is sooner done than a
+                // vector search is set up.
+                if !contents.contains(&b'\\') {
                     Ok(Cow::Borrowed(contents))
                 } else {
                     // The contents start after the quote.
@@ -157,26 +159,24 @@ impl FieldPaths {
             scan.at += 1;
             scan.skip_space();
             let (mut ending, mut deeper) = (0_u64, 0_u64);
-            for (index, path) in self.paths.iter().enumerate() {
-                if active & 1 << index != 0
-                    && name.is_some()
-                    && path.get(depth).map(Vec::as_slice) == name
-                {
-                    if path.len() == depth + 1 {
-                        ending |= 1 << index;
-                    } else {
-                        deeper |= 1 << index;
+            if let Some(name) = name {
+                for index in bits(active) {
+                    match self.paths[index].get(depth) {
+                        Some(part) if part.as_slice() == name => {
+                            if self.paths[index].len() == depth + 1 {
+                                ending |= 1 << index;
+                            } else {
+                                deeper |= 1 << index;
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
             // A name given twice means its last value, as JSON.parse
             // reads it: what an earlier value held below it goes.
-            if deeper != 0 {
-                for (index, slot) in found.iter_mut().enumerate() {
-                    if deeper & 1 << index != 0 {
-                        *slot = None;
-                    }
-                }
+            for index in bits(deeper) {
+                found[index] = None;
             }
             let start = scan.at;
             if deeper != 0 && scan.peek() == Some(b'{') {
@@ -189,10 +189,8 @@ impl FieldPaths {
                 start,
                 end: scan.at,
             };
-            for (index, slot) in found.iter_mut().enumerate() {
-                if ending & 1 << index != 0 {
-                    *slot = Some(value);
-                }
+            for index in bits(ending) {
+                found[index] = Some(value);
             }
             scan.skip_space();
             match scan.peek() {
@@ -205,6 +203,17 @@ impl FieldPaths {
             }
         }
     }
+}
+
+/// The members of a set of path indexes, lowest first.
+fn bits(mut set: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (set != 0).then(|| {
+            let index = set.trailing_zeros() as usize;
+            set &= set - 1;
+            index
+        })
+    })
 }
 
 /// The kind of `text` if it is exactly one well-formed JSON value: what a
@@ -227,13 +236,39 @@ fn kind_of(first: u8) -> JsonKind {
     }
 }
 
-/// Bytes of a string looked at one by one before a vector search.
-const SHORT_STRING: usize = 32;
+/// Words of a string looked at before a vector search.
+const SHORT_WORDS: usize = 4;
 
-/// Whether `byte` ends a run of a string's plain characters: a quote, a
-/// backslash or a control character.
-fn ends_plain_run(byte: u8) -> bool {
-    byte == b'"' || byte == b'\\' || byte < 0x20
+/// Where the plain characters at the start of `text` end (at a quote, a
+/// backslash or a control character), if within its first
+/// [`SHORT_WORDS`] words of eight bytes; `None` when not found there.
+fn plain_run(text: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // The high bit of each byte that is below `n` (at most 0x80): exact up
+    // to the first such byte, which is all that is read of it.
+    let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS;
+    let mut words = text.chunks_exact(8);
+    for (index, chunk) in words.by_ref().take(SHORT_WORDS).enumerate() {
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(bytes);
+        let stops = below(word ^ (ONES * u64::from(b'"')), 1)
+            | below(word ^ (ONES * u64::from(b'\\')), 1)
+            | below(word, 0x20);
+        if stops != 0 {
+            return Some(index * 8 + stops.trailing_zeros() as usize / 8);
+        }
+    }
+    // A short string's last few bytes.
+    let rest = text.len() / 8 * 8;
+    if rest > SHORT_WORDS * 8 {
+        return None;
+    }
+    text[rest..]
+        .iter()
+        .position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)
+        .map(|offset| rest + offset)
 }
 
 struct Scan<'a> {
@@ -266,13 +301,10 @@ impl Scan<'_> {
         self.at += 1;
         let mut escaped = false;
         loop {
-            // Most strings (names, ids) are short: a byte at a time finds
-            // their end sooner than a vector search is set up. A control
-            // character is left to the search, which reports it.
-            let short_end = (self.at + SHORT_STRING).min(self.text.len());
-            let quick = self.text[self.at..short_end]
-                .iter()
-                .position(|&byte| ends_plain_run(byte))
+            // Most strings (names, ids) are short: eight bytes at a time
+            // find their end sooner than a vector search is set up. A
+            // control character is left to the search, which reports it.
+            let quick = plain_run(&self.text[self.at..])
                 .map(|offset| self.at + offset)
                 .filter(|&stop| self.text[stop] >= 0x20);
             if let Some(stop) = quick {
@@ -516,7 +548,7 @@ mod tests {
     use super::*;
 
     /// `Scan::string` as it was before short strings were looked at a
-    /// byte at a time: one vector search per run of plain characters.
+    /// word at a time: one vector search per run of plain characters.
     fn string_by_search(text: &[u8]) -> Result<(usize, usize, bool), String> {
         let mut scan = Scan { text, at: 1 };
         let mut escaped = false;
@@ -552,8 +584,23 @@ mod tests {
 
     #[test]
     fn strings_short_and_long_end_where_a_search_would_end_them() {
-        let specials: [&[u8]; 7] = [b"\"", b"\\n", b"\\u00e9", b"\\x", b"\t", b"\n", b"\\"];
-        for length in [0_usize, 1, 5, 30, 31, 32, 33, 40, 70] {
+        // Bytes past 0x7f (UTF-8) and DEL are plain, 0x1f is not.
+        let specials: [&[u8]; 11] = [
+            b"\"",
+            b"\\n",
+            b"\\u00e9",
+            b"\\x",
+            b"\t",
+            b"\n",
+            b"\\",
+            b"\x1f",
+            "\u{e9}\"".as_bytes(),
+            "\u{1f600}\x7f".as_bytes(),
+            b"\xff\x80\x20\"",
+        ];
+        for length in [
+            0_usize, 1, 5, 7, 8, 9, 15, 16, 17, 24, 30, 31, 32, 33, 39, 40, 41, 70,
+        ] {
             for special in specials {
                 for at in [0, 1, length / 2, length.saturating_sub(1), length] {
                     let mut text = b"\"".to_vec();
