@@ -44,11 +44,12 @@ pub struct EventReader {
     key: KeyWriter,
     /// Reused from line to line.
     found: Vec<Option<Found>>,
+    cells: Vec<Option<Cow<'static, [u8]>>>,
+    cells_found: Vec<Option<Cow<'static, [u8]>>>,
 }
 
-/// What a line held.
-pub struct Event<'r> {
-    pub key: &'r [u8],
+/// What a line held, but its key: [`EventReader::key`].
+pub struct Event {
     pub timestamp: u64,
     /// How the time was written (learnt from the first event).
     pub time_format: TimeFormat,
@@ -87,6 +88,8 @@ impl EventReader {
             columns: None,
             key: KeyWriter::default(),
             found: Vec::new(),
+            cells: Vec::new(),
+            cells_found: Vec::new(),
         }
     }
 
@@ -114,7 +117,7 @@ impl EventReader {
         format: InputFormat,
         line: &[u8],
         inputs: &mut Vec<Input<Value>>,
-    ) -> Result<Event<'_>, String> {
+    ) -> Result<Event, String> {
         let before = inputs.len();
         let read = self.read_fields(format, line, inputs);
         if read.is_err() {
@@ -123,12 +126,18 @@ impl EventReader {
         read
     }
 
+    /// The key of the line last read.
+    #[must_use]
+    pub fn key(&self) -> &[u8] {
+        self.key.bytes()
+    }
+
     fn read_fields(
         &mut self,
         format: InputFormat,
         line: &[u8],
         inputs: &mut Vec<Input<Value>>,
-    ) -> Result<Event<'_>, String> {
+    ) -> Result<Event, String> {
         // Whatever is copied to the output must be text.
         if let Err(error) = std::str::from_utf8(line) {
             let column = error.valid_up_to() + 1;
@@ -154,15 +163,19 @@ impl EventReader {
                     .columns
                     .as_ref()
                     .ok_or_else(|| "a CSV file needs a header".to_owned())?;
-                let (mut cells, mut found) = (Vec::new(), Vec::new());
-                columns.read(line, &mut cells, &mut found)?;
-                let owned: Vec<Option<Cow<[u8]>>> = found;
-                let fields: SmallVec<[Option<Field>; INLINE_FIELDS]> = self
-                    .slots
-                    .iter()
-                    .map(|&slot| owned[slot].as_deref().map(Field::Cell))
-                    .collect();
-                self.event(&fields, inputs)
+                let mut cells = recycled(std::mem::take(&mut self.cells));
+                let mut found = recycled(std::mem::take(&mut self.cells_found));
+                let event = columns.read(line, &mut cells, &mut found).and_then(|()| {
+                    let fields: SmallVec<[Option<Field>; INLINE_FIELDS]> = self
+                        .slots
+                        .iter()
+                        .map(|&slot| found[slot].as_deref().map(Field::Cell))
+                        .collect();
+                    self.event(&fields, inputs)
+                });
+                self.cells = recycled(cells);
+                self.cells_found = recycled(found);
+                event
             }
         }
     }
@@ -171,7 +184,7 @@ impl EventReader {
         &mut self,
         fields: &[Option<Field>],
         inputs: &mut Vec<Input<Value>>,
-    ) -> Result<Event<'_>, String> {
+    ) -> Result<Event, String> {
         let (timestamp, time_format) = self.timestamp(fields[self.key_count])?;
         let mut next_field = self.key_count + 1;
         for aggregate in &self.aggregates {
@@ -196,7 +209,6 @@ impl EventReader {
             }
         }
         Ok(Event {
-            key: self.key.bytes(),
             timestamp,
             time_format,
         })
@@ -234,6 +246,14 @@ impl EventReader {
         self.time_format = Some(format);
         Ok((timestamp, format))
     }
+}
+
+/// An empty list with `cells`' memory, for the cells of another line:
+/// collected in place (the items are the same size), it keeps the memory,
+/// and reading a row allocates nothing but its quoted cells.
+fn recycled<'b>(mut cells: Vec<Option<Cow<'_, [u8]>>>) -> Vec<Option<Cow<'b, [u8]>>> {
+    cells.clear();
+    cells.into_iter().map(|_| None).collect()
 }
 
 /// What `aggregate` takes from `field`: numbers for the ones that add or

@@ -281,11 +281,12 @@ impl Batch {
             match reader.read(format, text, &mut self.inputs) {
                 Err(reason) => Outcome::Bad(reason),
                 Ok(event) => {
+                    let key = reader.key();
                     let key_start = self.bytes.len();
-                    self.bytes.extend_from_slice(event.key);
+                    self.bytes.extend_from_slice(key);
                     Outcome::Event(Parsed {
                         key: key_start..self.bytes.len(),
-                        hash: keys::hash(event.key),
+                        hash: keys::hash(key),
                         timestamp: event.timestamp,
                         time_format: event.time_format,
                         inputs: inputs_from..self.inputs.len(),
