@@ -236,6 +236,10 @@ fn kind_of(first: u8) -> JsonKind {
     }
 }
 
+/// A byte of one in each byte of a word, and its high bit in each.
+const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+
 /// Words of a string looked at before a vector search.
 const SHORT_WORDS: usize = 4;
 
@@ -243,8 +247,6 @@ const SHORT_WORDS: usize = 4;
 /// backslash or a control character), if within its first
 /// [`SHORT_WORDS`] words of eight bytes; `None` when not found there.
 fn plain_run(text: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
     // The high bit of each byte that is below `n` (at most 0x80): exact up
     // to the first such byte, which is all that is read of it.
     let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS;
@@ -360,6 +362,23 @@ impl Scan<'_> {
 
     fn digits(&mut self) -> usize {
         let start = self.at;
+        // Times and ids run to a dozen digits or more: eight at a time.
+        while let Some(chunk) = self.text.get(self.at..self.at + 8) {
+            let mut bytes = [0; 8];
+            bytes.copy_from_slice(chunk);
+            let word = u64::from_le_bytes(bytes);
+            // The high bit of each byte that is not a digit: below b'0', the
+            // subtraction borrows; above b'9', the addition carries into it.
+            let not_digits = (word.wrapping_sub(ONES * u64::from(b'0'))
+                | word.wrapping_add(ONES * u64::from(0x7f - b'9')))
+                & HIGHS
+                | word & HIGHS;
+            if not_digits != 0 {
+                self.at += not_digits.trailing_zeros() as usize / 8;
+                return self.at - start;
+            }
+            self.at += 8;
+        }
         while self.peek().is_some_and(|byte| byte.is_ascii_digit()) {
             self.at += 1;
         }
@@ -613,6 +632,32 @@ mod tests {
                         let mut scan = Scan { text: &text, at: 0 };
                         assert_eq!(scan.string(), string_by_search(&text), "{text:?}");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn digits_end_at_the_first_byte_that_is_not_one() {
+        let after: [&[u8]; 10] = [
+            b"", b",", b"}", b".5", b"e3", b":", b"/", b"\x80", b"\xff9", b" 1",
+        ];
+        for length in 0..=20 {
+            for ending in after {
+                for lead in [0_usize, 1, 3] {
+                    let mut text = vec![b'"'; lead];
+                    text.extend((0..length).map(|at| b"0123456789"[at % 10]));
+                    if !ending.is_empty() {
+                        // Digits after the end, within the same word.
+                        text.extend_from_slice(ending);
+                        text.extend_from_slice(b"12345678");
+                    }
+                    let mut scan = Scan {
+                        text: &text,
+                        at: lead,
+                    };
+                    assert_eq!(scan.digits(), length, "{text:?}");
+                    assert_eq!(scan.at, lead + length);
                 }
             }
         }

@@ -45,7 +45,8 @@ pub struct Line {
     /// Bytes of the input consumed through it, and their CRC-32.
     pub offset: u64,
     pub crc: u32,
-    /// Its text, in the batch's `bytes`.
+    /// Its text, in the batch's `bytes`; empty unless the run keeps late
+    /// or bad lines.
     pub text: Range<usize>,
     pub outcome: Outcome,
 }
@@ -101,6 +102,8 @@ pub fn start(job: &Job, from: Start) -> Parser {
     // Only a run that keeps a state can be resumed, and only a resumed one
     // compares checksums.
     let checksum = job.state.is_some();
+    // A line's text is written only to the late and bad files.
+    let keeps_text = job.late.is_some() || job.bad.is_some();
     threads::spawn(move || {
         // The inputs a resumed run skips must be what the stopped one read.
         let earlier = job.sources.iter().zip(&from.read_before);
@@ -126,7 +129,11 @@ pub fn start(job: &Job, from: Start) -> Parser {
                 from.crc,
             ));
             let ends = (&sender, &recycled);
-            if let Err(message) = read(ends, &mut reader, index, source, resume, checksum) {
+            let reading = Reading {
+                checksum,
+                keeps_text,
+            };
+            if let Err(message) = read(ends, &mut reader, index, source, resume, reading) {
                 // Gone only when the run stopped: nobody is listening.
                 let _ignored = sender.send(Message::Failed(message));
                 return;
@@ -167,17 +174,26 @@ fn check_read_before(source: &Source, length: u64, crc: u32) -> Result<(), Strin
 /// The receiver hung up: the run is over.
 struct HungUp;
 
+/// What a run needs of the lines it reads besides their events.
+#[derive(Clone, Copy)]
+struct Reading {
+    /// Their CRC-32, to check a resumed run's input against.
+    checksum: bool,
+    /// Their text, for the late and bad files.
+    keeps_text: bool,
+}
+
 fn read(
     (sender, recycled): (&SyncSender<Message>, &Receiver<Batch>),
     reader: &mut EventReader,
     index: usize,
     source: &Source,
     resume: Option<(u64, u64, u32)>,
-    checksum: bool,
+    reading: Reading,
 ) -> Result<(), String> {
     let failed = |error: std::io::Error| format!("{}: {error}", source.name());
     let mut lines = Lines::open(source.path.as_deref()).map_err(failed)?;
-    if !checksum {
+    if !reading.checksum {
         lines = lines.without_checksum();
     }
     let mut header = Vec::new();
@@ -227,7 +243,7 @@ fn read(
         let Some(line) = lines.next_line().map_err(failed)? else {
             break;
         };
-        batch.add(reader, source.format, &line);
+        batch.add(reader, source.format, &line, reading.keeps_text);
     }
     if batch.send(sender, recycled, &lines).is_err() {
         return Ok(());
@@ -269,10 +285,19 @@ impl Batch {
         batch
     }
 
-    fn add(&mut self, reader: &mut EventReader, format: InputFormat, line: &LineRead) {
+    /// Parses `line` into the batch, and keeps its text if `keeps_text`.
+    fn add(
+        &mut self,
+        reader: &mut EventReader,
+        format: InputFormat,
+        line: &LineRead,
+        keeps_text: bool,
+    ) {
         let text = line.text;
         let start = self.bytes.len();
-        self.bytes.extend_from_slice(text);
+        if keeps_text {
+            self.bytes.extend_from_slice(text);
+        }
         let text_range = start..self.bytes.len();
         let outcome = if is_blank(format, text) {
             Outcome::Blank

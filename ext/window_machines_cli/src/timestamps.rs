@@ -213,9 +213,27 @@ fn digits_value(digits: &[u8]) -> Option<u64> {
     })
 }
 
+/// Digits alone, as most times are written, read in one pass; `None` for
+/// anything else, or a value past 2**64-1.
+fn plain_digits(text: &[u8]) -> Option<u64> {
+    if text.is_empty() {
+        return None;
+    }
+    text.iter().try_fold(0_u64, |sum, &digit| {
+        let digit = digit.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        sum.checked_mul(10)?.checked_add(u64::from(digit))
+    })
+}
+
 /// A whole number of ticks, in digits; a fraction of zeros (`1.0`, as
 /// floats are written) is whole too.
 fn parse_ticks(text: &[u8], unit: &str) -> Result<u64, String> {
+    if let Some(ticks) = plain_digits(text) {
+        return Ok(ticks);
+    }
     let shown = Shown(text);
     let whole = match split_decimal(unsigned(text, &shown, unit)?) {
         Some((whole, fraction)) if fraction.iter().all(|digit| *digit == b'0') => whole,
@@ -665,6 +683,11 @@ mod tests {
             .unwrap_err()
             .contains("before 1970"));
         assert!(parse_ticks(b"1e3", "ms").is_err());
+        // The bytes either side of the digits are no digits.
+        assert_eq!(parse_ticks(b"0017", "ms"), Ok(17));
+        for text in [&b""[..], b"17:", b"1/7", b" 17", b"17\x80"] {
+            assert!(parse_ticks(text, "ms").is_err(), "{text:?}");
+        }
     }
 
     #[test]
