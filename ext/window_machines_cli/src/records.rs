@@ -69,12 +69,6 @@ impl RecordWriter {
         }
     }
 
-    /// How many aggregators a record lists.
-    #[must_use]
-    pub fn aggregates(&self) -> usize {
-        self.names.len() - self.key_count - 2
-    }
-
     /// Writes one closed window or session.
     pub fn write(
         &mut self,

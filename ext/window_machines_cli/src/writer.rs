@@ -54,29 +54,36 @@ type Result = AggregateHandover<Key, Value>;
 struct Batch {
     results: Vec<Result>,
     spilled: Vec<Accumulator<Value>>,
+    /// Where each moved result's accumulators end in `spilled`.
+    spilled_ends: Vec<usize>,
 }
 
 impl Batch {
     fn with_capacity(results: usize) -> Batch {
         Batch {
             results: Vec::with_capacity(results),
-            spilled: Vec::new(),
+            ..Batch::default()
         }
     }
 
     fn push(&mut self, mut result: Result) {
         if result.accs.spilled() {
             self.spilled.extend(mem::take(&mut result.accs));
+            self.spilled_ends.push(self.spilled.len());
         }
         self.results.push(result);
     }
 
     /// Each result with its accumulators, in order.
-    fn each(&self, aggregates: usize) -> impl Iterator<Item = (&Result, &[Accumulator<Value>])> {
-        let mut spilled = self.spilled.chunks(aggregates.max(1));
+    fn each(&self) -> impl Iterator<Item = (&Result, &[Accumulator<Value>])> {
+        let mut ends = self.spilled_ends.iter();
+        let mut start = 0;
         self.results.iter().map(move |result| {
             let accs = if result.accs.is_empty() {
-                spilled.next().unwrap_or_default()
+                let end = ends.next().copied().unwrap_or(start);
+                let accs = self.spilled.get(start..end).unwrap_or_default();
+                start = end;
+                accs
             } else {
                 &result.accs[..]
             };
@@ -95,6 +102,7 @@ impl Batch {
     fn clear(&mut self) {
         self.results.clear();
         self.spilled.clear();
+        self.spilled_ends.clear();
     }
 }
 
@@ -365,7 +373,7 @@ impl Writer {
         for request in requests {
             match request {
                 Request::Write(format, mut batch) => {
-                    for (result, accs) in batch.each(self.records.aggregates()) {
+                    for (result, accs) in batch.each() {
                         if self.failure.is_none() {
                             let written = self.records.write(
                                 &mut self.outputs.results,
@@ -475,5 +483,43 @@ impl Writer {
             self.failure = Some(error);
             self.failed.store(true, Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(start: u64, parts: u64) -> Result {
+        Result {
+            key: Key::from_slice(&start.to_le_bytes()),
+            start,
+            end: start + 1,
+            accs: (0..parts)
+                .map(|part| Accumulator::Count(start * 10 + part))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_batch_gives_each_result_its_own_accumulators_however_they_travel() {
+        let parts = [1, 4, 2, 3, 3, 1, 5, 2];
+        let mut batch = Batch::with_capacity(parts.len());
+        for (start, &count) in (0..).zip(&parts) {
+            batch.push(result(start, count));
+        }
+        // Three accumulators or more travel apart from their result.
+        assert_eq!(batch.spilled.len(), 4 + 3 + 3 + 5);
+        let seen: Vec<(u64, Vec<Accumulator<Value>>)> = batch
+            .each()
+            .map(|(result, accs)| (result.start, accs.to_vec()))
+            .collect();
+        let expected: Vec<(u64, Vec<Accumulator<Value>>)> = (0..)
+            .zip(&parts)
+            .map(|(start, &count)| (start, result(start, count).accs.to_vec()))
+            .collect();
+        assert_eq!(seen, expected);
+        batch.clear();
+        assert!(batch.is_empty() && batch.spilled.is_empty() && batch.spilled_ends.is_empty());
     }
 }
