@@ -99,11 +99,13 @@ pub fn start(job: &Job, from: Start) -> Parser {
     let (sender, messages) = sync_channel(BATCHES_AHEAD);
     let (spent, recycled) = channel();
     let job = job.clone();
-    // Only a run that keeps a state can be resumed, and only a resumed one
-    // compares checksums.
-    let checksum = job.state.is_some();
-    // A line's text is written only to the late and bad files.
-    let keeps_text = job.late.is_some() || job.bad.is_some();
+    let reading = Reading {
+        // Only a run that keeps a state can be resumed, and only a resumed
+        // one compares checksums.
+        checksum: job.state.is_some(),
+        // A line's text is written only to the late and bad files.
+        keeps_text: job.late.is_some() || job.bad.is_some(),
+    };
     threads::spawn(move || {
         // The inputs a resumed run skips must be what the stopped one read.
         let earlier = job.sources.iter().zip(&from.read_before);
@@ -129,10 +131,6 @@ pub fn start(job: &Job, from: Start) -> Parser {
                 from.crc,
             ));
             let ends = (&sender, &recycled);
-            let reading = Reading {
-                checksum,
-                keeps_text,
-            };
             if let Err(message) = read(ends, &mut reader, index, source, resume, reading) {
                 // Gone only when the run stopped: nobody is listening.
                 let _ignored = sender.send(Message::Failed(message));
