@@ -247,17 +247,9 @@ const SHORT_WORDS: usize = 4;
 /// backslash or a control character), if within its first
 /// [`SHORT_WORDS`] words of eight bytes; `None` when not found there.
 fn plain_run(text: &[u8]) -> Option<usize> {
-    // The high bit of each byte that is below `n` (at most 0x80): exact up
-    // to the first such byte, which is all that is read of it.
-    let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS;
     let mut words = text.chunks_exact(8);
     for (index, chunk) in words.by_ref().take(SHORT_WORDS).enumerate() {
-        let mut bytes = [0; 8];
-        bytes.copy_from_slice(chunk);
-        let word = u64::from_le_bytes(bytes);
-        let stops = below(word ^ (ONES * u64::from(b'"')), 1)
-            | below(word ^ (ONES * u64::from(b'\\')), 1)
-            | below(word, 0x20);
+        let stops = string_stops(chunk);
         if stops != 0 {
             return Some(index * 8 + stops.trailing_zeros() as usize / 8);
         }
@@ -269,8 +261,29 @@ fn plain_run(text: &[u8]) -> Option<usize> {
     }
     text[rest..]
         .iter()
-        .position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)
+        .position(|&byte| ends_plain_run(byte))
         .map(|offset| rest + offset)
+}
+
+/// Whether `byte` ends a run of a string's plain characters: a quote, a
+/// backslash or a control character.
+fn ends_plain_run(byte: u8) -> bool {
+    byte == b'"' || byte == b'\\' || byte < 0x20
+}
+
+/// The high bit of each of the eight bytes of `chunk` that ends a run of
+/// plain characters, exact up to the first of them (which is all that is
+/// read of it): none is set when no byte does.
+fn string_stops(chunk: &[u8]) -> u64 {
+    // The high bit of each byte below `n` (at most 0x80); a byte's
+    // borrow reaches only the bytes after it.
+    let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS;
+    let mut bytes = [0; 8];
+    bytes.copy_from_slice(chunk);
+    let word = u64::from_le_bytes(bytes);
+    below(word ^ (ONES * u64::from(b'"')), 1)
+        | below(word ^ (ONES * u64::from(b'\\')), 1)
+        | below(word, 0x20)
 }
 
 struct Scan<'a> {
@@ -539,6 +552,15 @@ pub fn decode_string(raw: &[u8]) -> Result<Vec<u8>, Undecodable> {
 /// `text` as a JSON string, quotes included.
 pub fn write_string(text: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
+    // Most strings (keys, ids) need no escape: eight bytes at a time say so.
+    let mut words = text.chunks_exact(8);
+    if words.by_ref().all(|chunk| string_stops(chunk) == 0)
+        && !words.remainder().iter().any(|&byte| ends_plain_run(byte))
+    {
+        out.extend_from_slice(text);
+        out.push(b'"');
+        return;
+    }
     let mut plain_from = 0;
     for (at, &byte) in text.iter().enumerate() {
         let escape: &[u8] = match byte {
@@ -632,6 +654,38 @@ mod tests {
                         let mut scan = Scan { text: &text, at: 0 };
                         assert_eq!(scan.string(), string_by_search(&text), "{text:?}");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn strings_are_written_escaped_wherever_the_byte_to_escape_is() {
+        // Each byte as JSON writes it, one at a time.
+        let by_byte = |text: &[u8]| {
+            let mut out = b"\"".to_vec();
+            for &byte in text {
+                match byte {
+                    b'"' => out.extend_from_slice(b"\\\""),
+                    b'\\' => out.extend_from_slice(b"\\\\"),
+                    b'\n' => out.extend_from_slice(b"\\n"),
+                    b'\r' => out.extend_from_slice(b"\\r"),
+                    b'\t' => out.extend_from_slice(b"\\t"),
+                    0..=0x1f => out.extend_from_slice(format!("\\u{byte:04x}").as_bytes()),
+                    _ => out.push(byte),
+                }
+            }
+            out.push(b'"');
+            out
+        };
+        for length in [0_usize, 1, 7, 8, 9, 16, 17, 33] {
+            for special in [b'"', b'\\', b'\n', 0x01, 0x1f, b' ', 0x7f, 0x80, 0xff] {
+                for at in 0..=length {
+                    let mut text = vec![b'a'; length];
+                    text.insert(at, special);
+                    let mut out = Vec::new();
+                    write_string(&text, &mut out);
+                    assert_eq!(out, by_byte(&text), "{text:?}");
                 }
             }
         }

@@ -24,6 +24,31 @@ pub struct RecordWriter {
     line: Vec<u8>,
     cell: Vec<u8>,
     table: Table,
+    /// The two times as last written.
+    times_written: [WrittenTime; 2],
+}
+
+/// A time as last written, for the next record's: windows closing together
+/// share their start and end, which are then copied rather than written
+/// again digit by digit.
+#[derive(Default)]
+struct WrittenTime {
+    ticks: u64,
+    format: Option<TimeFormat>,
+    text: Vec<u8>,
+}
+
+impl WrittenTime {
+    /// Writes `ticks` in `format`, quoted if a string, as JSON does.
+    fn write_json(&mut self, ticks: u64, format: TimeFormat, out: &mut Vec<u8>) {
+        if self.format != Some(format) || self.ticks != ticks {
+            self.text.clear();
+            format.write(ticks, true, &mut self.text);
+            self.ticks = ticks;
+            self.format = Some(format);
+        }
+        out.extend_from_slice(&self.text);
+    }
 }
 
 #[derive(Default)]
@@ -66,6 +91,7 @@ impl RecordWriter {
             line: Vec::new(),
             cell: Vec::new(),
             table: Table::default(),
+            times_written: Default::default(),
         }
     }
 
@@ -95,9 +121,9 @@ impl RecordWriter {
                     member(&mut self.line, &mut column);
                     keys::write_json(field, &mut self.line);
                 }
-                for time in times {
+                for (time, written) in times.into_iter().zip(&mut self.times_written) {
                     member(&mut self.line, &mut column);
-                    time_format.write(time, true, &mut self.line);
+                    written.write_json(time, time_format, &mut self.line);
                 }
                 for acc in accs {
                     member(&mut self.line, &mut column);
