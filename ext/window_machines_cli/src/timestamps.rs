@@ -207,12 +207,6 @@ fn split_decimal(text: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((whole, fraction.unwrap_or_default()))
 }
 
-fn digits_value(digits: &[u8]) -> Option<u64> {
-    digits.iter().try_fold(0_u64, |sum, digit| {
-        sum.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
-    })
-}
-
 /// Digits alone, as most times are written, read in one pass; `None` for
 /// anything else, or a value past 2**64-1.
 fn plain_digits(text: &[u8]) -> Option<u64> {
@@ -243,7 +237,7 @@ fn parse_ticks(text: &[u8], unit: &str) -> Result<u64, String> {
             ))
         }
     };
-    digits_value(whole).ok_or_else(|| format!("time {shown} is past 2**64-1 {unit}"))
+    plain_digits(whole).ok_or_else(|| format!("time {shown} is past 2**64-1 {unit}"))
 }
 
 /// Epoch seconds, whole or with up to nine decimal places, in nanoseconds.
@@ -260,9 +254,9 @@ fn parse_seconds(text: &[u8]) -> Result<u64, String> {
     }
     let mut nanos = [b'0'; NANO_DIGITS];
     nanos[..fraction.len()].copy_from_slice(fraction);
-    digits_value(whole)
+    plain_digits(whole)
         .and_then(|seconds| seconds.checked_mul(NANOS_PER_SECOND))
-        .zip(digits_value(&nanos))
+        .zip(plain_digits(&nanos))
         .and_then(|(seconds, nanos)| seconds.checked_add(nanos))
         .ok_or_else(|| {
             format!("time {shown} is past 18446744073.709551615 seconds (2**64-1 nanoseconds)")

@@ -75,14 +75,12 @@ pub fn is_number(text: &[u8]) -> bool {
     at == text.len()
 }
 
-/// The input a number written as `text` gives: exact for Integers, a
-/// Float otherwise. `None` unless `text` is a JSON number.
-#[must_use]
 /// A JSON value to pass on as it was written (`first`, `last`, `collect`):
 /// an Integer whose digits are the ones it writes (most of what files
 /// hold) as that Integer, kept without allocating; anything else as its
 /// text. Each event's value boxed cost those aggregators an allocation and
 /// a free, and another for every copy.
+#[must_use]
 pub fn written_input(text: &[u8]) -> Input<Value> {
     match small_integer(text) {
         // `-0` would come back as `0`.
@@ -91,6 +89,9 @@ pub fn written_input(text: &[u8]) -> Input<Value> {
     }
 }
 
+/// The input a number written as `text` gives: exact for Integers, a
+/// Float otherwise. `None` unless `text` is a JSON number.
+#[must_use]
 pub fn number_input(text: &[u8]) -> Option<Input<Value>> {
     if let Some(int) = small_integer(text) {
         return Some(Input::Int(int));
